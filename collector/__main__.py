@@ -1,0 +1,5 @@
+"""`python -m collector`: the command line."""
+
+from .cli import main
+
+main()

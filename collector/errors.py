@@ -1,0 +1,5 @@
+"""The collector's one exception family."""
+
+
+class TakedownWatchError(Exception):
+    """Base of every error the collector raises."""

@@ -1,0 +1,109 @@
+"""Every tuned constant of the collector, in one place, each with its unit and why.
+
+The methodology page renders its figures from this module, so the page and the
+software cannot disagree. Change a value here and the published method changes
+with it.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+# Identity. The methodology promises an honest name and a way to reach us.
+PROJECT_URL = "https://activaterights.org"
+USER_AGENT = f"TakedownWatch/{__version__} (+{PROJECT_URL})"
+
+# Politeness. One request every two seconds to any host, every request
+# counted: robots.txt, each redirect hop, each retry.
+MIN_INTERVAL_SECONDS = 2.0
+# Server-side clocks jitter by a few milliseconds; pace a hair above the
+# interval so no server ever sees a gap below it.
+PACING_SAFETY_SECONDS = 0.005
+
+# Retries. Server errors and timeouts are often transient; three attempts in
+# all is the method's promise, with growing delays so a struggling site can
+# recover. 404 and 410 are answers, never retried.
+MAX_ATTEMPTS = 3
+BACKOFF_SECONDS = (5.0, 15.0)  # wait before attempt 2, before attempt 3
+# A 429 whose Retry-After is longer than this is recorded and left for the
+# next run rather than held up in this one.
+MAX_RETRY_AFTER_SECONDS = 60.0
+
+# Timeouts. Short, so one slow site cannot stall a run (crawler chapter).
+CONNECT_TIMEOUT_SECONDS = 10.0
+READ_TIMEOUT_SECONDS = 20.0  # between two bytes
+TOTAL_TIMEOUT_SECONDS = 60.0  # a whole response; stops servers that trickle
+
+# Limits against hostile or broken servers.
+MAX_RESPONSE_BYTES = 20 * 1024 * 1024  # decompressed; real article pages are < 4 MB
+MAX_REDIRECT_HOPS = 10  # RFC 9309 asks for at least 5 on robots.txt
+MAX_URL_LENGTH = 2048  # longer addresses are spider traps or junk
+MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309: parse at least 500 KiB
+ROBOTS_CACHE_SECONDS = 24 * 3600  # RFC 9309: do not use a cached copy over 24 h
+ALLOWED_SCHEMES = ("http", "https")
+
+# Discovery and listings.
+CAPTURE_WINDOW_HOURS = 48  # entries dated within this many hours are captured
+SOURCE_RECENT_DAYS = 7  # a source must list an article this recent to be valid
+SOURCE_MIN_UNDATED_ENTRIES = 3  # an undated feed needs at least this many entries
+SOURCE_REVALIDATE_DAYS = 7  # re-run discovery when sources are older than this
+SITEMAP_MAX_DEPTH = 3  # sitemap index nesting followed
+SITEMAP_MAX_CHILDREN = 20  # children of one index read per run, newest first
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # decompressed, per sitemap (protocol limit)
+FUTURE_SKEW_SECONDS = 15 * 60  # entries dated this far past our clock are clock jitter: plain 'recent'
+OUTLET_UTC_OFFSET_HOURS = 6  # {date} in source templates is the Dhaka day (UTC+6, no DST since 2009)
+
+# Revisits (next stage): hours after first capture.
+RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
+GONE_MIN_ABSENT_CHECKS = 3
+GONE_MIN_SPAN_HOURS = 6
+
+# Publication: a group with fewer contributing outlets is withheld.
+MIN_OUTLETS_PER_FIGURE = 3
+# A count one outlet makes more than this share of is about that outlet: the (1, k%) dominance rule.
+DOMINANCE_SHARE = 0.85
+
+# Internet Archive Save Page Now.
+SPN_BASE_URL = "https://web.archive.org"
+SPN_CAPTURES_PER_MINUTE_KEYS = 6
+SPN_CAPTURES_PER_MINUTE_ANON = 3
+SPN_DAILY_CAP_KEYS = 4000
+SPN_DAILY_CAP_ANON = 150
+SPN_MAX_ATTEMPTS = 5  # temporary failures are resubmitted at most this often
+SPN_POLL_WITHIN_SECONDS = 3000  # job status is kept about an hour
+
+
+def is_loopback_host(host: str) -> bool:
+    """Return True when host is a loopback name or address (127.0.0.0/8, ::1)."""
+    import ipaddress
+
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# Extraction (collector/extract.py).
+# <meta charset> is looked for this far into a page: WHATWG's prescan reads
+# 1024 bytes, but CMS pages put long comment and script blocks before it.
+EXTRACT_META_PRESCAN_BYTES = 4096
+# A body served with a generic type (octet-stream, text/plain, none) is HTML
+# only if a tag opens within this many bytes; WHATWG sniffing reads 512.
+EXTRACT_SNIFF_BYTES = 512
+
+# Concurrency: one thread per outlet, up to this many at once. Hosts are
+# independent, so more threads shorten a run without loading any one site.
+MAX_CONCURRENT_OUTLETS = 48
+
+# Revisits run as part of every collection run (the method's next stage).
+RECHECKS_ENABLED = True
+RECHECKS_PER_RUN = 2000  # budget of checks per run; the most overdue go first
+GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
+# A body with this many valid multi-byte UTF-8 characters per invalid sequence
+# is damaged UTF-8 (a download cut mid-character, a flipped byte), decoded as
+# UTF-8 with replacement; charset_normalizer was seen calling such a Bangla
+# page mac-cyrillic, turning every character into mojibake.
+EXTRACT_UTF8_VALID_PER_INVALID = 100

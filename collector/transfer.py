@@ -1,0 +1,299 @@
+"""One HTTP exchange on the wire: send, read within limits, classify, write WARC.
+
+Bodies are read as a stream with a byte cap and a deadline, so a server that
+sends 200 MB or trickles one byte a second is cut off; compressed bodies are
+inflated here with the same cap, so a gzip bomb stops at the limit.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+import requests
+import requests.adapters
+import urllib3
+import urllib3.connection
+
+from . import settings
+from .challenge import classify as classify_challenge
+from .clock import Clock
+
+CHUNK = 64 * 1024
+SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
+
+
+@dataclass
+class Exchange:
+    """What happened to one request on the wire."""
+
+    method: str
+    url: str
+    started: datetime
+    finished: datetime
+    result: str
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw_bytes: int | None = None
+    content: bytes = b""
+    remote_ip: str | None = None
+    elapsed_ms: float | None = None
+    detail: str | None = None
+    retry_after: float | None = None
+    warc: Any = None
+
+
+def send_once(session: requests.Session, method: str, url: str, *, data, headers,
+              timeouts: tuple[float, float, float], max_bytes: int, clock: Clock,
+              warc) -> Exchange:
+    """Return the Exchange of one request, with its response written to WARC."""
+    started, t0 = clock.now(), time.monotonic()
+    request_headers = {
+        "User-Agent": settings.USER_AGENT,
+        "Accept-Encoding": "gzip, deflate",
+        "Accept": "*/*",
+        **(headers or {}),
+    }
+    try:
+        resp = session.request(method, url, data=data, headers=request_headers,
+                               allow_redirects=False, stream=True, timeout=timeouts[:2])
+    except requests.exceptions.Timeout as exc:
+        return _failed(method, url, started, clock, t0, "timeout", exc)
+    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        return _failed(method, url, started, clock, t0, "connection_error", exc)
+    complete = False
+    try:
+        ip = _peer_ip(resp)
+        raw, truncated, read_error = _read_body(resp, t0 + timeouts[2], max_bytes)
+        complete = truncated is None
+    finally:
+        # A fully read response hands its connection back for reuse (keep-alive,
+        # fewer handshakes for the site); anything cut short is closed.
+        if complete:
+            resp.raw.release_conn()
+        else:
+            resp.close()
+    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status_code,
+                        {k.lower(): v for k, v in resp.headers.items()}, len(raw),
+                        remote_ip=ip, elapsed_ms=(time.monotonic() - t0) * 1000)
+    exchange.result, exchange.detail = _classify(resp, raw, truncated, read_error)
+    if exchange.result not in ("too_large", "timeout", "connection_error"):
+        exchange.content, decode_problem = _decode(raw, exchange.headers, max_bytes)
+        if decode_problem:
+            exchange.result, exchange.detail = decode_problem
+    exchange.retry_after = _retry_after(exchange.headers.get("retry-after"))
+    if warc is not None:
+        exchange.warc = _write_warc(warc, resp, raw, ip, started, truncated)
+    return exchange
+
+
+def _failed(method, url, started, clock, t0, result, exc) -> Exchange:
+    return Exchange(method, url, started, clock.now(), result,
+                    elapsed_ms=(time.monotonic() - t0) * 1000, detail=_short(exc))
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text[:300]
+
+
+_peer = threading.local()
+
+
+class _PeerMixin:
+    """Notes the remote address of the socket each request was written to."""
+
+    def request(self, *args, **kwargs):
+        _peer.ip = None
+        super().request(*args, **kwargs)
+        # When the request has been written: the pacer measures from here,
+        # so a slow connect never shortens the gap the server sees.
+        _peer.sent_at = time.monotonic()
+        try:
+            _peer.ip = self.sock.getpeername()[0]
+        except (AttributeError, OSError, TypeError):
+            _peer.ip = None
+
+
+class _PeerHTTPConnection(_PeerMixin, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _PeerHTTPSConnection(_PeerMixin, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _PeerHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _PeerHTTPConnection
+
+
+class _PeerHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _PeerHTTPSConnection
+
+
+class PeerAdapter(requests.adapters.HTTPAdapter):
+    """A transport adapter whose connections report the address they reached."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _PeerHTTPPool, "https": _PeerHTTPSPool}
+
+
+def new_session() -> requests.Session:
+    """Return a Session with no automatic behaviour and peer-address reporting."""
+    session = requests.Session()
+    session.trust_env = False  # no proxies or .netrc from the environment
+    session.headers.clear()
+    adapter = PeerAdapter(max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def _peer_ip(resp: requests.Response) -> str | None:
+    return getattr(_peer, "ip", None)
+
+
+def last_sent_at() -> float | None:
+    """Return the monotonic time this thread's last request was written, if any."""
+    return getattr(_peer, "sent_at", None)
+
+
+def forget_sent_at() -> None:
+    """Clear this thread's last write time before a new request."""
+    _peer.sent_at = None
+
+
+def _read_body(resp: requests.Response, deadline: float, max_bytes: int):
+    """Return (bytes read, truncation reason or None, read error or None)."""
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                return b"".join(parts), "time", None
+            chunk = resp.raw.read1(CHUNK, decode_content=False)
+            if not chunk:
+                return b"".join(parts), None, None
+            parts.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                return b"".join(parts)[:max_bytes], "length", None
+    except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
+        return b"".join(parts), "time", exc
+    except (urllib3.exceptions.HTTPError, OSError, requests.exceptions.RequestException) as exc:
+        return b"".join(parts), "disconnect", exc
+
+
+def _classify(resp: requests.Response, raw: bytes, truncated, read_error) -> tuple[str, str | None]:
+    status = resp.status_code
+    if truncated == "length":
+        return "too_large", f"body larger than the {len(raw)} byte limit"
+    if truncated == "time":
+        return "timeout", "response not complete within the time limit" if read_error is None else _short(read_error)
+    if truncated == "disconnect":
+        return "connection_error", _short(read_error)
+    kind, marker = classify_challenge(status, resp.headers, raw)
+    if kind:
+        return kind, marker
+    if 200 <= status < 300:
+        return "ok", None
+    if status in (301, 302, 303, 307, 308):
+        return ("redirect", None) if resp.headers.get("location") else ("http_error", "redirect without Location")
+    if status == 304:
+        return "not_modified", None
+    return _status_result(status), None
+
+
+def _status_result(status: int) -> str:
+    if status == 404:
+        return "not_found"
+    if status == 410:
+        return "gone"
+    if status == 429:
+        return "rate_limited"
+    if status >= 500:
+        return "server_error"
+    return "http_error"
+
+
+def _decode(raw: bytes, headers: Mapping[str, str], max_bytes: int):
+    """Return (content, problem): the body with Content-Encoding undone, within the cap."""
+    coding = headers.get("content-encoding", "").strip().lower()
+    if coding in ("", "identity"):
+        return raw, None
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        return raw, ("content_error", f"unsupported content-encoding {coding}")
+    # wbits 47 reads gzip or zlib; raw deflate (wbits -15) is the fallback
+    # some servers send for "deflate".
+    for wbits in (47, -15):
+        try:
+            return _inflate(raw, wbits, max_bytes), None
+        except _TooLarge:
+            return b"", ("too_large", f"decompressed body larger than {max_bytes} bytes")
+        except zlib.error as exc:
+            problem = ("content_error", f"cannot decompress {coding}: {exc}")
+    return b"", problem
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _inflate(raw: bytes, wbits: int, max_bytes: int) -> bytes:
+    inflater = zlib.decompressobj(wbits)
+    out: list[bytes] = []
+    size = 0
+    data = raw
+    while data:
+        piece = inflater.decompress(data, CHUNK)
+        size += len(piece)
+        if size > max_bytes:
+            raise _TooLarge()
+        out.append(piece)
+        data = inflater.unconsumed_tail
+        if inflater.eof:
+            break
+    if not inflater.eof:
+        raise zlib.error("compressed body ends early (truncated)")
+    return b"".join(out)
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def _write_warc(warc, resp: requests.Response, raw: bytes, ip, started, truncated):
+    prepared = resp.request
+    parts = urlsplit(prepared.url)
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    protocol = "HTTP/1.0" if resp.raw.version == 10 else "HTTP/1.1"
+    # Credentials (the Internet Archive keys) never reach the WARC file.
+    req_headers = [("Host", parts.netloc)] + [
+        (k, "[redacted]" if k.lower() in SECRET_HEADERS else v) for k, v in prepared.headers.items()]
+    body = prepared.body.encode() if isinstance(prepared.body, str) else prepared.body
+    return warc.write_exchange(
+        url=prepared.url, method=prepared.method, request_headers=req_headers,
+        request_target=target, request_body=body,
+        status_line=f"{resp.status_code} {resp.reason or ''}".strip(), protocol=protocol,
+        response_headers=list(resp.raw.headers.items()), body=raw, ip=ip, when=started,
+        truncated=truncated)

@@ -1,0 +1,264 @@
+"""Loopback web hosts for tests, the demo and the benchmarks.
+
+Each `Host` is a real HTTP server on its own loopback address (127.0.0.N),
+so several hosts are several authorities, as outlets are. Every request a
+host receives is logged with the server's own monotonic timestamp, which is
+what pacing tests assert on. Routes answer with a static `Reply`, or with a
+function that writes to the socket itself to misbehave on purpose.
+"""
+
+from __future__ import annotations
+
+import http.server
+import itertools
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+_next_address = itertools.count(2)
+
+
+@dataclass
+class Reply:
+    """A canned answer: status, headers and body."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str | None = "text/html; charset=utf-8"
+
+
+@dataclass
+class Seen:
+    """One request as the server saw it."""
+
+    at: float  # time.monotonic() when the request line was read
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+Route = Reply | Callable[["Handler"], None] | Callable[["Handler"], Reply]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, *args) -> None:  # keep test output quiet
+        pass
+
+    def handle_one_request(self) -> None:
+        # Stamp arrival as soon as the request line is in, before parsing.
+        self.raw_requestline = self.rfile.readline(65537)
+        self.arrived = time.monotonic()
+        if not self.raw_requestline:
+            self.close_connection = True
+            return
+        if len(self.raw_requestline) > 65536:
+            self.send_error(414)
+            return
+        if not self.parse_request():
+            return
+        method = getattr(self, "do_" + self.command, None)
+        if method is None:
+            self.send_error(501)
+            return
+        method()
+        self.wfile.flush()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        host: Host = self.server.host
+        host.seen.append(Seen(self.arrived, self.command, self.path, dict(self.headers), body))
+        route = host.route_for(self.path)
+        if route is None:
+            self.send_reply(Reply(404, b"not found", content_type="text/plain"))
+            return
+        if isinstance(route, Reply):
+            self.send_reply(route)
+            return
+        answer = route(self)
+        if isinstance(answer, Reply):
+            self.send_reply(answer)
+
+    do_GET = do_POST = do_HEAD = _serve
+
+    def send_reply(self, reply: Reply) -> None:
+        """Write a complete response with Content-Length."""
+        self.send_response_only(reply.status)
+        if not any(name.lower() == "server" for name in reply.headers):
+            self.send_header("Server", self.version_string())
+        if reply.content_type:
+            self.send_header("Content-Type", reply.content_type)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(reply.body)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+
+class Host:
+    """One loopback web host with its routes and the log of what it received."""
+
+    def __init__(self, routes: dict[str, Route] | None = None, address: str | None = None):
+        self.routes: dict[str, Route] = dict(routes or {})
+        self.seen: list[Seen] = []
+        self.address = address or f"127.0.0.{next(_next_address)}"
+        self._server = _Server((self.address, 0), Handler)
+        self._server.host = self
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def netloc(self) -> str:
+        return f"{self.address}:{self.port}"
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.netloc}"
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def route_for(self, path: str) -> Route | None:
+        if path in self.routes:
+            return self.routes[path]
+        # A route ending in '*' matches every path that starts with it.
+        for pattern, route in self.routes.items():
+            if pattern.endswith("*") and path.startswith(pattern[:-1]):
+                return route
+        return None
+
+    def paths_seen(self) -> list[str]:
+        return [s.path for s in self.seen]
+
+    def gaps(self) -> list[float]:
+        """Return the gaps, in seconds, between the starts of consecutive requests."""
+        times = sorted(s.at for s in self.seen)
+        return [b - a for a, b in zip(times, times[1:])]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class Farm:
+    """A set of hosts started together and closed together."""
+
+    def __init__(self):
+        self.hosts: list[Host] = []
+
+    def add(self, routes: dict[str, Route] | None = None) -> Host:
+        host = Host(routes)
+        self.hosts.append(host)
+        return host
+
+    def close(self) -> None:
+        for host in self.hosts:
+            host.close()
+
+    def __enter__(self) -> "Farm":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# -- misbehaviours ----------------------------------------------------------
+
+def sequence(replies: Iterable[Reply]) -> Callable[[Handler], Reply]:
+    """Return a route that answers with each reply in turn, repeating the last."""
+    items = list(replies)
+    counter = itertools.count()
+
+    def route(handler: Handler) -> Reply:
+        return items[min(next(counter), len(items) - 1)]
+
+    return route
+
+
+def stall(seconds: float) -> Callable[[Handler], None]:
+    """Return a route that waits before sending anything (a read timeout)."""
+
+    def route(handler: Handler) -> None:
+        time.sleep(seconds)
+        handler.close_connection = True
+
+    return route
+
+
+def trickle(total: int, every: float = 1.0) -> Callable[[Handler], None]:
+    """Return a route that sends headers, then one byte per `every` seconds."""
+
+    def route(handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(total))
+        handler.end_headers()
+        try:
+            for _ in range(total):
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
+                time.sleep(every)
+        except OSError:
+            pass
+        handler.close_connection = True
+
+    return route
+
+
+def reset_mid_body(sent: bytes, claimed: int) -> Callable[[Handler], None]:
+    """Return a route that promises `claimed` bytes, sends `sent`, then resets."""
+
+    def route(handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(claimed))
+        handler.end_headers()
+        handler.wfile.write(sent)
+        handler.wfile.flush()
+        sock = handler.connection
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()
+        handler.close_connection = True
+
+    return route
+
+
+def stream_bytes(total: int, chunk: bytes = b"a" * 65536, content_type: str = "text/html") -> Callable[[Handler], None]:
+    """Return a route that streams `total` bytes quickly (a huge response)."""
+
+    def route(handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(total))
+        handler.end_headers()
+        sent = 0
+        try:
+            while sent < total:
+                piece = chunk[: total - sent]
+                handler.wfile.write(piece)
+                sent += len(piece)
+        except OSError:
+            pass
+        handler.close_connection = True
+
+    return route
+
+
+def redirect(location: str, status: int = 302) -> Reply:
+    """Return a redirect reply."""
+    return Reply(status, b"", {"Location": location}, content_type=None)
