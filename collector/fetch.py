@@ -104,8 +104,14 @@ class Fetcher:
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
                 robots: bool = True, data: Mapping[str, str] | None = None,
                 headers: Mapping[str, str] | None = None,
-                max_hops: int = settings.MAX_REDIRECT_HOPS) -> Response:
-        """Return the outcome of one request and its redirects, each hop paced and recorded."""
+                max_hops: int = settings.MAX_REDIRECT_HOPS,
+                attempts: int | None = None) -> Response:
+        """Return the outcome of one request and its redirects, each hop paced and recorded.
+
+        `attempts` lowers the number of tries for this call (1: never retried),
+        for requests that must not be repeated blindly, such as a submission
+        that may have been accepted although its answer was lost.
+        """
         seen: list[str] = []
         previous: int | None = None
         chain: list[int] = []
@@ -117,7 +123,8 @@ class Fetcher:
                 row = self.ledger.refused(method, current, purpose, outlet_id, previous, result, detail)
                 return Response(url, current, result, request_id=row, chain=chain + [row], detail=detail)
             seen.append(current)
-            response = self._attempts(method, current, purpose, outlet_id, previous, data, headers)
+            response = self._attempts(method, current, purpose, outlet_id, previous, data, headers,
+                                      attempts)
             chain.extend(response.chain)
             response.chain, response.url = chain, url
             location = response.headers.get("location")
@@ -135,7 +142,11 @@ class Fetcher:
 
     def _refusal(self, url: str, seen: list[str], robots: bool, purpose: str,
                  outlet_id: str | None) -> tuple[str, str] | None:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # raises on a malformed port or bracketed host
+        except ValueError as exc:
+            return "invalid_url", f"malformed address: {exc}"
         if parts.scheme not in settings.ALLOWED_SCHEMES or not parts.hostname:
             return "invalid_url", f"scheme {parts.scheme or 'none'} is not fetched"
         if len(url) > settings.MAX_URL_LENGTH:
@@ -154,14 +165,15 @@ class Fetcher:
         return None
 
     def _attempts(self, method: str, url: str, purpose: str, outlet_id: str | None,
-                  previous: int | None, data, headers) -> Response:
+                  previous: int | None, data, headers, attempts: int | None = None) -> Response:
         chain: list[int] = []
-        for attempt in range(1, settings.MAX_ATTEMPTS + 1):
+        limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
+        for attempt in range(1, limit + 1):
             exchange = self._paced_send(method, url, data, headers)
             row = self.ledger.record(exchange, purpose=purpose, outlet_id=outlet_id,
                                      attempt=attempt, redirected_from=previous)
             chain.append(row)
-            wait = self._retry_wait(exchange, attempt)
+            wait = self._retry_wait(exchange, attempt, limit)
             if wait is None:
                 break
             self.clock.sleep(wait)
@@ -169,9 +181,10 @@ class Fetcher:
                         exchange.content, row, chain, exchange.remote_ip, exchange.warc,
                         exchange.detail)
 
-    def _retry_wait(self, exchange: Exchange, attempt: int) -> float | None:
+    def _retry_wait(self, exchange: Exchange, attempt: int,
+                    limit: int = settings.MAX_ATTEMPTS) -> float | None:
         """Return seconds to wait before another attempt, or None to stop."""
-        if attempt >= settings.MAX_ATTEMPTS:
+        if attempt >= limit:
             return None
         if exchange.result in RETRYABLE:
             return self.backoff[min(attempt - 1, len(self.backoff) - 1)]

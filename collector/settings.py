@@ -71,6 +71,10 @@ SPN_DAILY_CAP_KEYS = 4000
 SPN_DAILY_CAP_ANON = 150
 SPN_MAX_ATTEMPTS = 5  # temporary failures are resubmitted at most this often
 SPN_POLL_WITHIN_SECONDS = 3000  # job status is kept about an hour
+SPN_POLL_SECONDS = 15.0  # between two status polls of one job: a capture takes 10 s to 2 min
+SPN_RUN_SECONDS = 1800.0  # bound on one archive run; jobs still pending are picked up by the next
+SPN_BACKOFF_SECONDS = 20.0  # first wait after a refusal (spn.sh sleeps 20 s); doubles each time
+SPN_MAX_BACKOFFS = 5  # consecutive refusals (20 s ... 320 s) before a run gives up for the day
 
 
 def is_loopback_host(host: str) -> bool:
@@ -87,12 +91,17 @@ def is_loopback_host(host: str) -> bool:
 
 
 # Extraction (collector/extract.py).
-# <meta charset> is looked for this far into a page: WHATWG's prescan reads
-# 1024 bytes, but CMS pages put long comment and script blocks before it.
+# <meta charset> is looked for this far into a page. WHATWG's prescan reads
+# 1024 bytes; 4 KB also finds one placed after long comments or scripts.
 EXTRACT_META_PRESCAN_BYTES = 4096
 # A body served with a generic type (octet-stream, text/plain, none) is HTML
 # only if a tag opens within this many bytes; WHATWG sniffing reads 512.
 EXTRACT_SNIFF_BYTES = 512
+# A body with this many valid multi-byte UTF-8 characters per invalid sequence
+# is damaged UTF-8 (a download cut mid-character, a flipped byte), decoded as
+# UTF-8 with replacement; charset_normalizer was seen calling such a Bangla
+# page mac-cyrillic, turning every character into mojibake.
+EXTRACT_UTF8_VALID_PER_INVALID = 100
 
 # Concurrency: one thread per outlet, up to this many at once. Hosts are
 # independent, so more threads shorten a run without loading any one site.
@@ -102,8 +111,3 @@ MAX_CONCURRENT_OUTLETS = 48
 RECHECKS_ENABLED = True
 RECHECKS_PER_RUN = 2000  # budget of checks per run; the most overdue go first
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
-# A body with this many valid multi-byte UTF-8 characters per invalid sequence
-# is damaged UTF-8 (a download cut mid-character, a flipped byte), decoded as
-# UTF-8 with replacement; charset_normalizer was seen calling such a Bangla
-# page mac-cyrillic, turning every character into mojibake.
-EXTRACT_UTF8_VALID_PER_INVALID = 100

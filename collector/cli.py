@@ -1,0 +1,110 @@
+"""The command line: `python -m collector COMMAND`.
+
+Library errors become click.ClickException only here, at the edge. Exit
+codes: 0 when a run completed, even if every site failed (failures are
+data); non-zero only when the collector itself could not run.
+"""
+
+from __future__ import annotations
+
+import click
+
+from . import settings
+from .cliutil import check_interval, common_options, edge, make_clock, open_store
+from .context import RunContext, default_vantage
+from .registry import load_registry
+from .sync import sync_registry
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(settings.__version__, prog_name="takedownwatch")
+def cli():
+    """Takedown Watch: a mechanical record of what Bangladeshi news outlets publish.
+
+    \b
+    Example:
+        python -m collector run
+    """
+
+
+def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
+    registry = load_registry(outlets)  # a malformed registry stops here, before any request
+    interval, loopback = check_interval(min_interval, registry)
+    clock = make_clock(now)
+    store = open_store(db)
+    sync_registry(store, registry, clock)
+    ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
+                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback)
+    return ctx
+
+
+def _progress(done: int, total: int, summary: dict) -> None:
+    state = summary.get("error") or f"{summary.get('sources', 0)} sources, {summary.get('captured', 0)} captured"
+    click.echo(f"[{done}/{total}] {summary['outlet']}: {state}", err=True)
+
+
+@cli.command()
+@common_options
+@click.option("--min-interval", type=float, default=None,
+              help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
+@click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@edge
+def run(db, warc_dir, outlets, now, vantage, min_interval, only):
+    """Collect once: discover where needed, read every source, capture what is queued.
+
+    \b
+    Example:
+        python -m collector run --vantage github-actions
+    """
+    from .pipeline import active_outlets, run_collection
+    from .recheck import run_rechecks
+
+    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run")
+    targets = active_outlets(ctx, list(only) or None)
+    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
+    run_collection(ctx, targets, progress=_progress)
+    if settings.RECHECKS_ENABLED:
+        run_rechecks(ctx)
+    ctx.finish()
+    counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
+    ctx.store.close()
+    click.echo(f"run {ctx.run_id} finished: {counts}")
+
+
+@cli.command()
+@common_options
+@click.option("--min-interval", type=float, default=None, help="As for `run`.")
+@click.option("--outlet", "only", multiple=True, required=True, help="Outlet id (repeatable).")
+@edge
+def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
+    """Look for an outlet's feeds and news sitemaps and print every address tried.
+
+    \b
+    Example:
+        python -m collector discover --outlet prothomalo
+    """
+    from .discover import Discoverer
+    from .pipeline import active_outlets
+
+    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "discover")
+    known = {o.id: o for o in active_outlets(ctx)}
+    missing = [o for o in only if o not in known]
+    if missing:
+        raise click.BadParameter(f"unknown outlet id(s): {', '.join(missing)}", param_hint="--outlet")
+    for outlet_id in only:
+        result = Discoverer(ctx, known[outlet_id]).run()
+        click.echo(f"{outlet_id}: tried {len(result.tried)}, valid {len(result.valid)}")
+        for url, found_via, outcome, detail in result.tried:
+            click.echo(f"  {outcome:<20} {found_via:<20} {url}" + (f"  ({detail})" if detail else ""))
+        for url, kind in result.valid:
+            click.echo(f"  source: {kind:<13} {url}")
+    ctx.finish()
+    ctx.store.close()
+
+
+def main() -> None:
+    """Run the command line."""
+    cli(prog_name="python -m collector")
+
+
+if __name__ == "__main__":
+    main()
