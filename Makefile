@@ -23,9 +23,17 @@ run: install
 test: install
 	$(PY) -m pytest -q
 
-## Benchmarks: each prints its figures.
-bench: install
-	$(PY) bench/pacing.py
+BENCH_VENV := .venv-bench
+$(BENCH_VENV)/.installed: bench/requirements.txt
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	touch $@
+
+## Benchmarks: each prints its figures (a leading '-' keeps going when one misses its target).
+bench: install $(BENCH_VENV)/.installed
+	-$(PY) bench/pacing.py --scrapy $(BENCH_VENV)/bin/python
+	-$(PY) bench/capture_cost.py
+	-$(PY) bench/encoding_invariance.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

@@ -16,9 +16,9 @@ USER_AGENT = f"TakedownWatch/{__version__} (+{PROJECT_URL})"
 # Politeness. One request every two seconds to any host, every request
 # counted: robots.txt, each redirect hop, each retry.
 MIN_INTERVAL_SECONDS = 2.0
-# Server-side clocks jitter by a few milliseconds; pace a hair above the
-# interval so no server ever sees a gap below it.
-PACING_SAFETY_SECONDS = 0.005
+# Pace a hair above the interval, measured from when each request was
+# written, so no server ever sees a gap below it (bench/pacing.py).
+PACING_SAFETY_SECONDS = 0.002
 
 # Retries. Server errors and timeouts are often transient; three attempts in
 # all is the method's promise, with growing delays so a struggling site can

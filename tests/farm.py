@@ -12,12 +12,15 @@ from __future__ import annotations
 import http.server
 import itertools
 import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 _next_address = itertools.count(2)
+# Linux's SO_TIMESTAMPNS (Python does not name it on every build).
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
 @dataclass
@@ -34,7 +37,7 @@ class Reply:
 class Seen:
     """One request as the server saw it."""
 
-    at: float  # time.monotonic() when the request line was read
+    at: float  # wall-clock seconds when the request arrived (kernel timestamp)
     method: str
     path: str
     headers: dict[str, str]
@@ -51,10 +54,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # keep test output quiet
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        except OSError:
+            pass
+
+    def _kernel_arrival(self) -> float | None:
+        """Return when the kernel received the next request's first byte (wall clock)."""
+        try:
+            _data, ancillary, _flags, _addr = self.connection.recvmsg(
+                1, socket.CMSG_SPACE(16), socket.MSG_PEEK)
+        except OSError:
+            return None
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", payload[:16])
+                return seconds + nanoseconds / 1e9
+        return None
+
     def handle_one_request(self) -> None:
-        # Stamp arrival as soon as the request line is in, before parsing.
+        # The arrival time is the kernel's receive timestamp of the request's
+        # first byte: a server thread that is scheduled late (busy machine,
+        # GIL) still reports when the request really came in.
+        kernel = self._kernel_arrival()
         self.raw_requestline = self.rfile.readline(65537)
-        self.arrived = time.monotonic()
+        self.arrived = kernel if kernel is not None else time.time()
         if not self.raw_requestline:
             self.close_connection = True
             return

@@ -1,0 +1,46 @@
+"""A loopback farm in its own process, so the servers' timestamps are not
+perturbed by the crawler's threads (one interpreter, one GIL, would be).
+
+Run: python bench/farmserver.py HOSTS PAGES OUT.json
+Prints one JSON line with the hosts' base addresses, then serves until
+stdin closes, then writes every host's arrival log to OUT.json. Host 0's
+first pages redirect to host 1, so a crawler that paces a redirect on the
+old host's slot shows up as short gaps on host 1 (scrapy/scrapy issue 2141).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.setswitchinterval(0.0005)
+
+from tests.farm import Farm, Reply, redirect  # noqa: E402
+
+PAGE = Reply(200, b"<!doctype html><html><head><title>p</title></head><body><p>page</p></body></html>")
+ROBOTS = Reply(200, b"User-agent: *\nDisallow: /private\n", content_type="text/plain")
+REDIRECTED = 3  # pages of host 0 that redirect to host 1
+
+
+def build(farm: Farm, hosts: int) -> list:
+    made = [farm.add({"/robots.txt": ROBOTS, "/p/*": PAGE}) for _ in range(hosts)]
+    for i in range(REDIRECTED):
+        made[0].routes[f"/p/{i}"] = redirect(made[1].url(f"/moved/{i}"))
+        made[1].routes[f"/moved/{i}"] = PAGE
+    return made
+
+
+def main() -> None:
+    count, out = int(sys.argv[1]), Path(sys.argv[3])
+    with Farm() as farm:
+        hosts = build(farm, count)
+        print(json.dumps([h.base for h in hosts]), flush=True)
+        sys.stdin.read()  # serve until the benchmark closes our stdin
+        log = {h.base: [(s.at, s.path) for s in h.seen] for h in hosts}
+    out.write_text(json.dumps(log))
+
+
+if __name__ == "__main__":
+    main()
