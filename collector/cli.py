@@ -101,6 +101,16 @@ def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
     ctx.store.close()
 
 
+def _register() -> None:
+    """Add the commands defined beside their stages."""
+    from .archive import archive
+
+    cli.add_command(archive)
+
+
+_register()
+
+
 def main() -> None:
     """Run the command line."""
     cli(prog_name="python -m collector")
