@@ -29,9 +29,9 @@ class Store:
 
     def __init__(self, path: str | Path, *, wal: bool = True):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30
             )
@@ -41,7 +41,7 @@ class Store:
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.row_factory = sqlite3.Row
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
