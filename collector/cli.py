@@ -32,8 +32,14 @@ def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
     clock = make_clock(now)
     store = open_store(db)
     sync_registry(store, registry, clock)
+    options = {}
+    if loopback:
+        # A loopback test run scales the retry delays with the interval, so
+        # they still grow but a demo or test does not wait 20 s per retry.
+        scale = interval / settings.MIN_INTERVAL_SECONDS
+        options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
     ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
-                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback)
+                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback, **options)
     return ctx
 
 
