@@ -26,9 +26,13 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
     made = 0
     for item in pending(ctx, outlet_id)[:limit]:
         response = ctx.fetcher.get(item["url"], purpose="capture", outlet_id=outlet_id)
-        snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
+        # One transaction for the snapshot and its queue row: a run killed
+        # between the two would leave the article pending, captured again
+        # by the next run.
+        with ctx.store.transaction():
+            snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
+            _settle(ctx, item["url_key"], response, snapshot_id)
         made += snapshot_id is not None
-        _settle(ctx, item["url_key"], response, snapshot_id)
     return made
 
 

@@ -109,9 +109,12 @@ def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
 
 def _register() -> None:
     """Add the commands defined beside their stages."""
+    from .annotations import annotate, annotate_review, annotations
     from .archive import archive
+    from .events import review
 
-    cli.add_command(archive)
+    for command in (archive, review, annotate, annotate_review, annotations):
+        cli.add_command(command)
 
 
 _register()

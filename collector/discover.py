@@ -160,12 +160,18 @@ class Discoverer:
 
 
 def current_sources(ctx: RunContext, outlet_id: str) -> list[tuple[str, str]]:
-    """Return (url, kind) of the sources of the latest round that validated any, if recent."""
+    """Return (url, kind) of the sources of the latest round that validated any, if recent.
+
+    Only a round of this run or of a run that finished counts: a run killed
+    mid-discovery may have stored its feed but not yet its news sitemap, and
+    taking that half round for a whole one would skip the sitemap for a week.
+    """
     since = ctx.clock.now() - timedelta(days=settings.SOURCE_REVALIDATE_DAYS)
     from .clock import iso
 
     rows = ctx.store.query(
         "SELECT url, kind FROM sources WHERE outlet_id = ? AND run_id = "
-        "(SELECT MAX(run_id) FROM sources WHERE outlet_id = ?) AND validated_at >= ? ORDER BY id",
-        (outlet_id, outlet_id, iso(since)))
+        "(SELECT MAX(run_id) FROM sources WHERE outlet_id = ? AND "
+        "(run_id = ? OR run_id IN (SELECT run_id FROM run_finishes))) AND validated_at >= ? ORDER BY id",
+        (outlet_id, outlet_id, ctx.run_id, iso(since)))
     return [(row["url"], row["kind"]) for row in rows]

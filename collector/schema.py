@@ -238,34 +238,86 @@ CREATE INDEX capture_queue_state ON capture_queue(state, outlet_id);
 """
 
 _V2 = """
+-- One row per revisit of an article. A regular slot is due its number of hours
+-- after the article's first capture snapshot; a follow-up is due its hours
+-- after the absent check that opened an absence (see collector/recheck.py).
 CREATE TABLE checks (
     id INTEGER PRIMARY KEY,
     article_id INTEGER NOT NULL REFERENCES articles(id),
-    slot TEXT NOT NULL,             -- '1h', '6h', ... or 'followup+1h'
+    slot TEXT NOT NULL,             -- '1h' ... '8760h', or 'followup:<check id>+1h'
+    follows_check_id INTEGER REFERENCES checks(id),  -- a follow-up's opening absent check
     due_at TEXT NOT NULL,
     performed_at TEXT NOT NULL,
     run_id INTEGER NOT NULL REFERENCES runs(id),
-    request_id INTEGER REFERENCES requests(id),
+    url TEXT NOT NULL,              -- the address requested
+    result TEXT NOT NULL,           -- the fetcher's result for the last request
+    request_id INTEGER REFERENCES requests(id),   -- that last request
+    request_chain TEXT NOT NULL,    -- JSON list: every request of the check (hops, retries)
     snapshot_id INTEGER REFERENCES snapshots(id),
     outcome TEXT NOT NULL,          -- present, absent, inconclusive
+    opens_absence INTEGER NOT NULL DEFAULT 0,  -- 1: first absent since the last present
     detail TEXT,
     UNIQUE (article_id, slot)
 );
+CREATE INDEX checks_opens_absence ON checks(opens_absence) WHERE opens_absence = 1;
+CREATE INDEX snapshots_first_capture ON snapshots(purpose, article_id, captured_at);
 CREATE TABLE events (
     id INTEGER PRIMARY KEY,
     article_id INTEGER NOT NULL REFERENCES articles(id),
     kind TEXT NOT NULL,             -- gone, reappeared, changed
-    field TEXT,
-    before TEXT,
+    field TEXT,                     -- changed: headline, byline, text, published_raw, modified_raw, final_url, canonical_url
+    before TEXT,                    -- as extracted (never normalised); NULL when the page had none
     after TEXT,
-    detected_at TEXT NOT NULL,
-    article_age_hours REAL NOT NULL,
+    detected_at TEXT NOT NULL,      -- when the deciding check was performed
+    article_age_hours REAL NOT NULL,  -- first capture to the change's first sighting; orders review only
+    check_id INTEGER NOT NULL REFERENCES checks(id),  -- the check that decided
     evidence TEXT NOT NULL,         -- JSON: check and snapshot ids
     extractor_before TEXT,
     extractor_after TEXT,
     run_id INTEGER NOT NULL REFERENCES runs(id)
 );
 CREATE INDEX events_article ON events(article_id);
+CREATE INDEX events_review ON events(article_age_hours DESC, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Full-text search that keeps Bangla words whole, the WARC manifest, and the
+# bookkeeping of the day-partitioned export (collector/export.py).
+_V3 = """
+-- unicode61's default treats Mn/Mc (Bangla vowel signs, virama) as separators,
+-- so 'কার্যালয়ে' would be indexed as fragments and a fragment would match.
+-- Counting M* (with L*, N*, Co) as token characters keeps each word whole.
+-- External content: the text lives once, in snapshots; snapshots is
+-- append-only, so an AFTER INSERT trigger is all the index needs.
+CREATE VIRTUAL TABLE snapshots_fts USING fts5(
+    headline, text, content='snapshots', content_rowid='id',
+    tokenize="unicode61 categories 'L* N* Co M*'"
+);
+CREATE TRIGGER snapshots_fts_index AFTER INSERT ON snapshots BEGIN
+    INSERT INTO snapshots_fts (rowid, headline, text) VALUES (new.id, new.headline, new.text);
+END;
+INSERT INTO snapshots_fts (rowid, headline, text) SELECT id, headline, text FROM snapshots;
+-- Every WARC file the record points at, as published: the files live outside
+-- git, as assets of one GitHub release per day; this row is how a reader
+-- checks that the file they downloaded is the one the record was made with.
+CREATE TABLE warc_files (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,             -- relative to the WARC folder, as requests.warc_file and snapshots.warc_file
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,           -- of the whole file, hex
+    recorded_at TEXT NOT NULL,
+    release_tag TEXT NOT NULL,      -- the release holding the file: warc-YYYY-MM-DD (the file's UTC day)
+    asset_name TEXT NOT NULL,       -- the file's name among that release's assets
+    UNIQUE (name, sha256)
+);
+CREATE INDEX listings_source ON listings(outlet_id, url, id);
+-- State, not observation: the export file the database was last brought level
+-- with. (collector/export.py also keeps export_shadow_<table>: its copy of each
+-- keyed table as last exported, to find changed rows in SQL.)
+CREATE TABLE export_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    batch TEXT NOT NULL,            -- path of the last export file, relative to the export folder
+    sha256 TEXT NOT NULL
+);
+""" + append_only_triggers("warc_files")
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)

@@ -109,5 +109,6 @@ MAX_CONCURRENT_OUTLETS = 48
 
 # Revisits run as part of every collection run (the method's next stage).
 RECHECKS_ENABLED = True
-RECHECKS_PER_RUN = 2000  # budget of checks per run; the most overdue go first
+RECHECKS_PER_RUN = 5000  # budget of checks per run, most overdue first; steady state needs ~1,900 at peak (bench/recheck_load.py)
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
+RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run

@@ -8,6 +8,7 @@ pages whose canonical address is made to name the page's own address.
 
 from __future__ import annotations
 
+import email.utils
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -110,3 +111,27 @@ def registry_toml(outlets: dict[str, Host], groups: dict[str, list[str]] | None 
             text.append(f'[outlets.{oid}]\nname = "Replica {oid}"\nname_bn = "প্রতিরূপ {oid}"\n'
                         f'homepage = "{outlets[oid].base}/"\nlanguage = "bn"\ngroup = "{gid}"\n')
     return "\n".join(text)
+
+
+_RFC822 = re.compile(rb"(<(pubDate|updated|published)>)([^<]+)(</\2>)")
+
+
+def shifted_feed(outlet: str, base: str, now: datetime) -> bytes:
+    """Return the moved feed with every RFC-822 date moved so the newest is about `now`.
+
+    Only the dates change, by one offset for the whole feed, so the items'
+    order and spacing stay as the outlet published them.
+    """
+    body = moved_feed(outlet, base)
+    delta = now - FEED_SNAPSHOT_TIME
+
+    def shift(match: re.Match) -> bytes:
+        raw = match.group(3).decode().strip()
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return match.group(0)
+        moved = email.utils.format_datetime(when + delta)
+        return match.group(1) + moved.encode() + match.group(4)
+
+    return _RFC822.sub(shift, body)

@@ -1,0 +1,322 @@
+"""Events: what the checks observed, stated as gone, reappeared or changed, each with its evidence.
+
+* gone: at least settings.GONE_MIN_ABSENT_CHECKS consecutive `absent` checks
+  spanning at least settings.GONE_MIN_SPAN_HOURS. Inconclusive checks neither
+  count nor break the run of absences; a `present` check ends it. One `gone`
+  per absence, decided at the check that first satisfies the rule.
+* reappeared: the first `present` check after a `gone`.
+* changed: one event per field that differs between a new snapshot and the
+  article's previous one, compared after normalise_for_comparison, so an
+  NFC/NFD spelling is no change and a gained or lost ZWJ is one. When the two
+  snapshots were extracted by different software, the side(s) not made by the
+  current extractor are extracted again from the HTML in the WARC file, so a
+  change in our software is never reported as a change by the outlet.
+
+Every event carries the article's age: hours from its first capture to the
+check that first observed the change (for a gone, the first absent check).
+Age orders review (REVIEW_ORDER_SQL, `review`); it never decides whether an
+event is recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sqlite3
+import unicodedata
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import click
+from warcio.archiveiterator import ArchiveIterator
+
+from . import settings
+from .clock import parse_instant
+from .cliutil import common_options, edge
+from .errors import TakedownWatchError
+from .extract import extract, extractor_fingerprint
+from .textnorm import normalise_for_comparison
+from .transfer import _decode as undo_content_encoding  # the very decoding the capture applied
+
+KINDS = ("gone", "reappeared", "changed")
+FIELDS = ("headline", "byline", "text", "published_raw", "modified_raw", "final_url", "canonical_url")
+EXTRACTED_FIELDS = tuple(f for f in FIELDS if f != "final_url")
+
+# Oldest article first: a change to an article a year old is read before one
+# to an article an hour old. The Datasette canned query is this text.
+REVIEW_ORDER_SQL = """
+SELECT e.id AS event_id, e.article_age_hours, e.kind, e.field, a.outlet_id, a.url AS article_url,
+       e.detected_at, c.slot, e.before, e.after, e.extractor_before, e.extractor_after, e.evidence
+FROM events e
+JOIN articles a ON a.id = e.article_id
+JOIN checks c ON c.id = e.check_id
+ORDER BY e.article_age_hours DESC, e.id
+""".strip()
+
+
+class WarcReadError(TakedownWatchError):
+    """A snapshot's HTML could not be read back from its WARC record."""
+
+
+# -- the rule for gone ----------------------------------------------------------
+
+def gone_decided(performed: list[datetime]) -> bool:
+    """Return True when consecutive absent checks performed at these instants make an article gone."""
+    if len(performed) < settings.GONE_MIN_ABSENT_CHECKS:
+        return False
+    return performed[-1] - performed[0] >= timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
+
+
+def absence_streak(conn, article_id: int) -> list[sqlite3.Row]:
+    """Return the absent checks since the article's last present check, oldest first.
+
+    Inconclusive checks are passed over: they say nothing either way.
+    """
+    rows = conn.execute(
+        "SELECT id, outcome, performed_at FROM checks WHERE article_id = ? AND outcome != 'inconclusive' "
+        "ORDER BY performed_at DESC, id DESC", (article_id,))
+    streak = []
+    for row in rows:
+        if row["outcome"] != "absent":
+            break
+        streak.append(row)
+    return streak[::-1]
+
+
+def is_gone(conn, article_id: int) -> bool:
+    """Return True when the article's latest gone/reappeared event is a gone."""
+    row = conn.execute("SELECT kind FROM events WHERE article_id = ? AND kind IN ('gone', 'reappeared') "
+                       "ORDER BY id DESC LIMIT 1", (article_id,)).fetchone()
+    return row is not None and row["kind"] == "gone"
+
+
+# -- recording -----------------------------------------------------------------
+
+def after_check(ctx, conn, check_id: int, warc_root: str | Path) -> list[str]:
+    """Return the kinds of the events recorded for a check just inserted (inside its transaction)."""
+    check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()
+    if check["outcome"] == "absent":
+        return _gone(ctx, conn, check)
+    if check["outcome"] == "present":
+        return _reappeared(ctx, conn, check) + _changed(ctx, conn, check, Path(warc_root))
+    return []
+
+
+def article_age_hours(conn, article_id: int, at: str) -> float:
+    """Return the hours from the article's first capture to the instant `at`."""
+    first = conn.execute("SELECT MIN(captured_at) FROM snapshots WHERE article_id = ? AND purpose = 'capture'",
+                         (article_id,)).fetchone()[0]
+    return (parse_instant(at) - parse_instant(first)).total_seconds() / 3600
+
+
+def _record(ctx, conn, check, kind: str, evidence: dict, field: str | None = None, before=None,
+            after=None, extractors: tuple[str | None, str | None] = (None, None), seen_at: str | None = None) -> str:
+    """Return the kind after inserting one event decided by `check`, aged at `seen_at` (default: the check)."""
+    conn.execute(
+        "INSERT INTO events (article_id, kind, field, before, after, detected_at, article_age_hours, "
+        "check_id, evidence, extractor_before, extractor_after, run_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (check["article_id"], kind, field, before, after, check["performed_at"],
+         article_age_hours(conn, check["article_id"], seen_at or check["performed_at"]), check["id"],
+         json.dumps(evidence, sort_keys=True), *extractors, ctx.run_id))
+    return kind
+
+
+def _gone(ctx, conn, check) -> list[str]:
+    """Return ['gone'] when this absent check first meets the rule for its absence, else []."""
+    streak = absence_streak(conn, check["article_id"])
+    times = [parse_instant(row["performed_at"]) for row in streak]
+    if is_gone(conn, check["article_id"]) or not gone_decided(times):
+        return []
+    between = conn.execute(
+        "SELECT id FROM checks WHERE article_id = ? AND outcome = 'inconclusive' AND performed_at > ? "
+        "AND performed_at < ? ORDER BY performed_at", (check["article_id"], streak[0]["performed_at"],
+                                                      streak[-1]["performed_at"])).fetchall()
+    last_seen = conn.execute("SELECT MAX(id) FROM snapshots WHERE article_id = ?",
+                             (check["article_id"],)).fetchone()[0]
+    evidence = {"check": check["id"], "absent_checks": [row["id"] for row in streak],
+                "inconclusive_checks": [row["id"] for row in between], "last_snapshot": last_seen,
+                "span_hours": round((times[-1] - times[0]).total_seconds() / 3600, 3)}
+    # Aged when the absence was first seen, the nearest known time of the change;
+    # detected_at stays the check at which the rule was met.
+    return [_record(ctx, conn, check, "gone", evidence, seen_at=streak[0]["performed_at"])]
+
+
+def _reappeared(ctx, conn, check) -> list[str]:
+    """Return ['reappeared'] when this present check follows a gone, else []."""
+    if not is_gone(conn, check["article_id"]):
+        return []
+    gone = conn.execute("SELECT MAX(id) FROM events WHERE article_id = ? AND kind = 'gone'",
+                        (check["article_id"],)).fetchone()[0]
+    evidence = {"check": check["id"], "snapshot": check["snapshot_id"], "gone_event": gone}
+    return [_record(ctx, conn, check, "reappeared", evidence)]
+
+
+def _changed(ctx, conn, check, warc_root: Path) -> list[str]:
+    """Return one 'changed' per field in which this check's snapshot differs from the one before."""
+    new = conn.execute("SELECT * FROM snapshots WHERE id = ?", (check["snapshot_id"],)).fetchone()
+    old = conn.execute("SELECT * FROM snapshots WHERE article_id = ? AND id != ? AND captured_at <= ? "
+                       "ORDER BY captured_at DESC, id DESC LIMIT 1",
+                       (new["article_id"], new["id"], new["captured_at"])).fetchone()
+    if old is None:
+        return []
+    (before, after), note = comparable_values(old, new, warc_root)
+    if note.get("reextract_error"):
+        ctx.warnings.append(f"article {new['article_id']}: {note['reextract_error']}")
+    evidence = {"check": check["id"], "snapshot_before": old["id"], "snapshot_after": new["id"], **note}
+    return [_record(ctx, conn, check, "changed", evidence, field, before[field], after[field],
+                    (old["extractor"], new["extractor"]))
+            for field in FIELDS if _differs(before[field], after[field])]
+
+
+def _differs(before: str | None, after: str | None) -> bool:
+    """Return True when two stored values differ in the method's comparison form (None counts as empty)."""
+    return normalise_for_comparison(before or "") != normalise_for_comparison(after or "")
+
+
+# -- the same extractor on both sides ----------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def current_extractor() -> str:
+    """Return the fingerprint of the extractor this process runs (fixed for its life)."""
+    return extractor_fingerprint()
+
+
+def comparable_values(old, new, warc_root: Path) -> tuple[tuple[dict, dict], dict]:
+    """Return ((before, after) field values fit to compare, a note for the evidence).
+
+    Snapshots made by one extractor are compared as stored. Otherwise each side
+    the current extractor did not make is extracted again from its own HTML.
+    """
+    sides = [{f: row[f] for f in FIELDS} for row in (old, new)]
+    if old["extractor"] == new["extractor"]:
+        return (sides[0], sides[1]), {}
+    note: dict = {"compared_by": current_extractor(), "reextracted": []}
+    for index, (name, row) in enumerate((("before", old), ("after", new))):
+        if row["extractor"] == current_extractor():
+            continue
+        try:
+            sides[index] = reextract(row, warc_root)
+            note["reextracted"].append(name)
+        except WarcReadError as exc:
+            # Recorded, never hidden: the reviewer sees the two fingerprints and why.
+            note["reextract_error"] = f"snapshot {row['id']}: {exc}"
+    return (sides[0], sides[1]), note
+
+
+def reextract(snapshot, warc_root: Path) -> dict:
+    """Return the snapshot's field values as the current extractor reads its stored HTML."""
+    body, content_type = read_response_body(warc_root, snapshot["warc_file"], snapshot["warc_offset"])
+    if hashlib.sha256(body).hexdigest() != snapshot["html_sha256"]:
+        raise WarcReadError(f"the WARC record at {snapshot['warc_file']}:{snapshot['warc_offset']} "
+                            "is not the HTML the snapshot was made from")
+    page = extract(body, content_type, snapshot["final_url"])
+    values = {f: getattr(page, f) for f in EXTRACTED_FIELDS}
+    values["final_url"] = snapshot["final_url"]
+    return values
+
+
+def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tuple[bytes, str | None]:
+    """Return (body with Content-Encoding undone, Content-Type) of the response record at offset."""
+    path = Path(warc_root) / warc_file
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            record = next(iter(ArchiveIterator(handle)))
+            if record.rec_type != "response" or record.http_headers is None:
+                raise WarcReadError(f"{path}:{offset} is a {record.rec_type} record, not a response")
+            headers = {k.lower(): v for k, v in record.http_headers.headers}
+            raw = record.raw_stream.read()
+    except (OSError, StopIteration, ValueError) as exc:
+        raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
+    body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
+    if problem:
+        raise WarcReadError(f"{path}:{offset}: {problem[1]}")
+    return body, headers.get("content-type")
+
+
+# -- review ----------------------------------------------------------------------
+
+def open_read_only(db: str | Path) -> sqlite3.Connection:
+    """Return a read-only connection to the record (reading can never change it)."""
+    path = Path(db)
+    if not path.exists():
+        raise TakedownWatchError(f"no database at {db}")
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def review_rows(conn, kinds: tuple[str, ...] = (), limit: int | None = None) -> list[sqlite3.Row]:
+    """Return events in review order (oldest article first), optionally of some kinds only."""
+    rows = []
+    for row in conn.execute(REVIEW_ORDER_SQL):
+        if limit is not None and len(rows) >= limit:
+            break
+        if not kinds or row["kind"] in kinds:
+            rows.append(row)
+    return rows
+
+
+# Invisible characters that can be the whole of a change are named when shown.
+_VISIBLE = str.maketrans({"\u200d": "⟨ZWJ⟩", "\u200c": "⟨ZWNJ⟩", "\u00a0": "⟨NBSP⟩", "\u00ad": "⟨SHY⟩"})
+
+
+def _window(before: str | None, after: str | None, width: int = 90) -> tuple[str, str]:
+    """Return both values cut to the same window around their first difference, invisibles named.
+
+    Shown in NFC so that an encoding-only difference elsewhere does not move the window.
+    """
+    before, after = (None if v is None else unicodedata.normalize("NFC", v) for v in (before, after))
+    if before is None or after is None:
+        return tuple("(none)" if v is None else _cut(v, 0, width) for v in (before, after))
+    first = next((i for i, (a, b) in enumerate(zip(before, after)) if a != b), min(len(before), len(after)))
+    start = max(0, first - width // 3)
+    return _cut(before, start, width), _cut(after, start, width)
+
+
+def _cut(value: str, start: int, width: int) -> str:
+    """Return width characters of value from start, blanks collapsed, with … where it was cut."""
+    piece = " ".join(value[start:start + width].split()).translate(_VISIBLE)
+    return ("…" if start else "") + piece + ("…" if start + width < len(value) else "")
+
+
+def format_row(row) -> str:
+    """Return one event as the lines `review` prints."""
+    what = row["kind"] + (f" {row['field']}" if row["field"] else "")
+    head = (f"{row['article_age_hours']:9.1f} h  #{row['event_id']:<6} {what:<22} {row['outlet_id']}  "
+            f"{row['article_url']}  (check {row['slot']}, {row['detected_at']})")
+    if row["kind"] != "changed":
+        return head
+    before, after = _window(row["before"], row["after"])
+    lines = [head, f"{'':13}before: {before}", f"{'':13}after:  {after}"]
+    if row["extractor_before"] != row["extractor_after"]:
+        lines.append(f"{'':13}extractor: {row['extractor_before']} -> {row['extractor_after']}")
+    return "\n".join(lines)
+
+
+@click.command()
+@common_options
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only events of this kind (repeatable).")
+@click.option("--limit", type=int, default=None, help="Print at most this many events.")
+@edge
+def review(db, warc_dir, outlets, now, vantage, kinds, limit):
+    """List events for people to review, the oldest articles' events first.
+
+    Age is hours from an article's first capture to the check that first saw
+    the change (for a gone, the first absent check). It orders the list; it never decides what is recorded. The same
+    order is the Datasette canned query events.REVIEW_ORDER_SQL.
+
+    \b
+    Example:
+        python -m collector review --kind gone --limit 20
+    """
+    conn = open_read_only(db)
+    try:
+        rows = review_rows(conn, tuple(kinds), limit)
+    finally:
+        conn.close()
+    for row in rows:
+        click.echo(format_row(row))
+    click.echo(f"{len(rows)} events", err=True)
