@@ -135,8 +135,10 @@ class Discoverer:
             outcome, detail = validate_listing(child_parsed, self.outlet.homepage, self.ctx.clock.now())
             self._record_probe(child.url, "sitemap_index_child", response.request_id, outcome,
                                detail, child_parsed.kind)
-            self.reader.record(child.url, response.request_id, child_parsed, parent=listing_id,
-                               queue=outcome == "valid")
+            child_listing = self.reader.record(child.url, response.request_id, child_parsed,
+                                               parent=listing_id, queue=outcome == "valid")
+            if outcome == "index":  # an index of indexes: look one level further down
+                outcome = self._probe_index(child_parsed, child_listing, depth + 1)
             if outcome == "valid":
                 return "valid"
         return "index"

@@ -148,3 +148,22 @@ def test_second_run_lists_again_and_captures_nothing_twice(make_ctx, store, outl
     # Sources are not rediscovered within a week.
     assert store.one("SELECT COUNT(*) AS n FROM source_probes WHERE run_id = ? AND outlet_id = 'homelink'",
                      (second.run_id,))["n"] == 0
+
+
+def test_index_of_indexes_is_searched_within_the_depth_limit(make_ctx, store, farm):
+    host = farm.add()
+    index = ('<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+             '<sitemap><loc>{}</loc></sitemap></sitemapindex>')
+    host.routes.update({
+        "/robots.txt": replica.robots([host.url("/index.xml")]),
+        "/index.xml": Reply(200, index.format(host.url("/inner.xml")).encode(), content_type="application/xml"),
+        "/inner.xml": Reply(200, index.format(host.url("/news.xml")).encode(), content_type="application/xml"),
+        "/news.xml": Reply(200, replica.news_sitemap([(host.url("/a/1"), NOW)]), content_type="application/xml"),
+        "/": Reply(200, replica.homepage()),
+        "/a/*": replica.article_route(replica.article_page(), host.base),
+    })
+    _run(make_ctx, store, {"nested": host}, NOW)
+    assert store.one("SELECT url FROM sources WHERE outlet_id = 'nested'")["url"] == host.url("/index.xml")
+    assert probes(store, "nested")[:3] == [("robots", "index"), ("sitemap_index_child", "index"),
+                                           ("sitemap_index_child", "valid")]
+    assert store.one("SELECT COUNT(*) AS n FROM snapshots")["n"] == 1
