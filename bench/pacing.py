@@ -60,6 +60,9 @@ def crawl_ours(bases: list[str], pages: int, interval: float) -> float:
     from collector.context import RunContext
     from collector.store import Store
 
+    from collector.cli import tune_interpreter
+
+    tune_interpreter()  # as `python -m collector` does
     work = Path(tempfile.mkdtemp())
     store = Store(work / "bench.db")
     ctx = RunContext.open(store, "bench", clock=Clock(), vantage="bench", warc_dir=work / "warc",
