@@ -142,6 +142,28 @@ def stats(db, warc_dir, outlets, now, vantage, as_json):
         click.echo(format_stats_text(published), nl=False)
 
 
+@cli.command("build-site")
+@common_options
+@click.option("--out", default="_site", show_default=True, help="Folder the static site is written to.")
+@edge
+def build_site_command(db, warc_dir, outlets, now, vantage, out):
+    """Build the static site: coverage by group of outlets, and the method in English and Bangla.
+
+    The build fails, writing nothing, if the disclosure audit finds that any
+    published combination of figures would reveal a withheld one.
+
+    \b
+    Example:
+        python -m collector build-site --out _site
+    """
+    from .sitebuild import build_site
+
+    store = _existing_store(db)
+    written = build_site(store, out, make_clock(now).now())
+    store.close()
+    click.echo(f"site: {len(written)} files written to {out}/ (open {out}/index.html)")
+
+
 def _register() -> None:
     """Add the commands defined beside their stages."""
     from .annotations import annotate, annotate_review, annotations

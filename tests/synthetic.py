@@ -23,13 +23,15 @@ class SyntheticRecord:
     def group(self, group_id: str, name: str | None = None) -> str:
         """Insert a group and return its id."""
         self.store.insert("outlet_groups", {"id": group_id, "name": name or group_id.title(),
-                                            "name_bn": f"গোষ্ঠী {group_id}"})
+                                            "name_bn": f"{name or group_id.title()} গোষ্ঠী"})
         return group_id
 
     def outlet(self, outlet_id: str, group_id: str | None, active: bool = True) -> str:
         """Insert an outlet and return its id."""
+        # Names never contain the id, so a scan of the site for ids cannot be fooled by a name.
+        number = self.store.one("SELECT COUNT(*) FROM outlets")[0] + 1
         self.store.insert("outlets", {
-            "id": outlet_id, "name": f"Name of {outlet_id}", "name_bn": f"নাম {outlet_id}",
+            "id": outlet_id, "name": f"Daily Paper {number}", "name_bn": f"দৈনিক পত্রিকা {number}",
             "homepage": f"https://{outlet_id}.example/", "group_id": group_id,
             "active": int(active), "first_seen_at": iso(NOW), "last_synced_at": iso(NOW)})
         return outlet_id
@@ -101,17 +103,22 @@ def week_day(week_start: datetime, day: int, hour: int = 9) -> datetime:
 
 
 def populate(record: SyntheticRecord, outlets: dict[str, list[str]], weeks: int = 4,
-             per_week: dict[str, int] | None = None, default: int = 3) -> None:
-    """Give every outlet `default` (or per_week[outlet]) captured articles a week for `weeks` weeks."""
+             per_week: dict[str, int] | None = None, default: int = 3, vary: bool = False) -> None:
+    """Give every outlet `default` (or per_week[outlet]) captured articles a week for `weeks` weeks.
+
+    With vary, counts rise and fall from week to week and some captures are not
+    archived, so charts have something to show.
+    """
     from collector.periods import week_start
 
     per_week = per_week or {}
     first = week_start(NOW) - timedelta(days=7 * (weeks - 1))
     for group, members in outlets.items():
         for outlet in members:
-            record.source(outlet, first - timedelta(days=1))
+            record.source(outlet, first + timedelta(hours=1))
             for w in range(weeks):
-                for n in range(per_week.get(outlet, default)):
+                count = per_week.get(outlet, default) + ((w * 7 + len(outlet)) % 4 if vary else 0)
+                for n in range(count):
                     at = week_day(first + timedelta(days=7 * w), n % 3, 8 + n % 5)
                     if at < NOW - timedelta(hours=2):
-                        record.article(outlet, at)
+                        record.article(outlet, at, archived=not vary or (n + w) % 7 != 3)

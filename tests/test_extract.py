@@ -283,7 +283,9 @@ def test_damaged_utf8_stays_utf8(name, body):
 
 
 def test_decode_html_falls_back_to_utf8_with_replacement(monkeypatch):
-    monkeypatch.setattr(extract_module, "_detect", lambda body: None)
+    import collector.decode as decode_module
+
+    monkeypatch.setattr(decode_module, "_detect", lambda body: None)
     text, encoding, decided_by = decode_html(b"<p>ok \xff</p>", None)
     assert (encoding, decided_by) == ("utf-8", "utf-8-fallback") and "\ufffd" in text
 

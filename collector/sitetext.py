@@ -1,0 +1,191 @@
+"""Words and number formats of the site in English and Bangla.
+
+Numbers on Bangla pages use Bangla digits and South Asian digit grouping
+(১,২৩,৪৫৬), as Bangladeshi newspapers print them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+BN_DIGITS = str.maketrans("0123456789", "০১২৩৪৫৬৭৮৯")
+MONTHS = {
+    "en": ["January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"],
+    "bn": ["জানুয়ারি", "ফেব্রুয়ারি", "মার্চ", "এপ্রিল", "মে", "জুন", "জুলাই", "আগস্ট",
+           "সেপ্টেম্বর", "অক্টোবর", "নভেম্বর", "ডিসেম্বর"],
+}
+UNITS = {
+    "en": {"second": ("second", "seconds"), "minute": ("minute", "minutes"),
+           "hour": ("hour", "hours"), "day": ("day", "days"), "and": "and"},
+    "bn": {"second": ("সেকেন্ড", "সেকেন্ড"), "minute": ("মিনিট", "মিনিট"),
+           "hour": ("ঘণ্টা", "ঘণ্টা"), "day": ("দিন", "দিন"), "and": "ও"},
+}
+
+# Column and row labels of the overview: measure -> (English, Bangla).
+MEASURES = {
+    "outlets_monitored": ("Outlets monitored", "পর্যবেক্ষণাধীন সংবাদমাধ্যম"),
+    "outlets_contributing": ("Outlets contributing captures", "যেসব সংবাদমাধ্যম থেকে সংগ্রহ হয়েছে"),
+    "sources_readable": ("Outlets with a readable source", "পড়া যায় এমন উৎস আছে যেসব সংবাদমাধ্যমের"),
+    "articles_listed": ("Articles listed", "তালিকায় পাওয়া নিবন্ধ"),
+    "articles_queued": ("Articles queued", "সারিতে রাখা নিবন্ধ"),
+    "articles_captured": ("Articles captured", "সংগৃহীত নিবন্ধ"),
+    "capture_rate": ("Capture rate", "সংগ্রহের হার"),
+    "articles_archived": ("Captured with an archive copy", "আর্কাইভ-অনুলিপিসহ সংগৃহীত"),
+    "archive_rate": ("Archive rate", "আর্কাইভের হার"),
+    "median_delay_hours": ("Median hours from listing to capture", "তালিকা থেকে সংগ্রহ পর্যন্ত মধ্যমা সময় (ঘণ্টা)"),
+    "requests": ("Requests made", "পাঠানো অনুরোধ"),
+}
+PERIODS = {
+    "all": ("Whole record", "পুরো নথি"),
+    "30d": ("Last 30 days", "শেষ ৩০ দিন"),
+    "7d": ("Last 7 days", "শেষ ৭ দিন"),
+}
+# Short labels of the withholding reasons (disclosure.reasons() keys) for table cells.
+WITHHELD = {
+    "group": ("fewer than {n} outlets", "{n}টির কম সংবাদমাধ্যম"),
+    "few": ("fewer than {n} outlets", "{n}টির কম সংবাদমাধ্যম"),
+    "dominance": ("one outlet dominates", "একটি সংবাদমাধ্যমের প্রাধান্য"),
+    "secondary": ("protects another figure", "অন্য সংখ্যা রক্ষায়"),
+}
+RESULTS_BN = {
+    "ok": "সফল", "not_found": "পাওয়া যায়নি", "gone": "সরানো হয়েছে", "server_error": "সার্ভারের ত্রুটি",
+    "timeout": "সময়সীমা পেরিয়েছে", "connection_error": "সংযোগ-ত্রুটি", "challenge": "যাচাই-পাতা",
+    "robots_disallowed": "robots.txt-এ নিষেধ", "redirect": "রিডাইরেক্ট", "rate_limited": "অনুরোধ-সীমা",
+}
+
+
+def digits(text: str, lang: str) -> str:
+    """Return text with Bangla digits on Bangla pages."""
+    return text.translate(BN_DIGITS) if lang == "bn" else text
+
+
+def number(value, lang: str, decimals: int | None = None) -> str:
+    """Return a number grouped for reading: 13,319 in English, ১৩,৩১৯ or ১,২৩,৪৫৬ in Bangla."""
+    if isinstance(value, float) and decimals is None:
+        decimals = 0 if value == int(value) else 1
+    text = f"{value:.{decimals or 0}f}" if decimals is not None else str(int(value))
+    whole, _, fraction = text.partition(".")
+    sign, whole = ("-", whole[1:]) if whole.startswith("-") else ("", whole)
+    grouped = _group_south_asian(whole) if lang == "bn" else f"{int(whole):,}"
+    return digits(sign + grouped + ("." + fraction if fraction else ""), lang)
+
+
+def _group_south_asian(whole: str) -> str:
+    """Return digits grouped 1,23,45,678: the last three, then pairs."""
+    if len(whole) <= 3:
+        return whole
+    head, tail = whole[:-3], whole[-3:]
+    pairs = []
+    while len(head) > 2:
+        pairs.insert(0, head[-2:])
+        head = head[:-2]
+    return ",".join([head] + pairs + [tail])
+
+
+def percent(value: float, lang: str) -> str:
+    """Return a share as a percentage with one decimal."""
+    return number(round(value * 100, 1), lang, 1) + "%"
+
+
+def date(moment: datetime, lang: str) -> str:
+    """Return a date as '26 November 2026' or '২৬ নভেম্বর ২০২৬'."""
+    return digits(f"{moment.day} {MONTHS[lang][moment.month - 1]} {moment.year}", lang)
+
+
+def duration(amount: float, unit: str, lang: str) -> str:
+    """Return '2 seconds', '1 hour' or '২ সেকেন্ড'."""
+    singular, plural = UNITS[lang][unit]
+    return f"{number(amount, lang)} {singular if amount == 1 else plural}"
+
+
+def hours(amount: float, lang: str) -> str:
+    """Return hours as hours up to two days (48 hours reads better than 2 days) and whole days above."""
+    if amount > 48 and amount % 24 == 0:
+        return duration(amount // 24, "day", lang)
+    return duration(amount, "hour", lang)
+
+
+def seconds(amount: float, lang: str) -> str:
+    """Return seconds, switching to minutes for whole minutes of two or more."""
+    if amount >= 120 and amount % 60 == 0:
+        return duration(amount // 60, "minute", lang)
+    return duration(amount, "second", lang)
+
+
+# Bangla case endings depend on whether the word ends in a vowel sign: ঘণ্টা -> ঘণ্টার, দিন -> দিনের.
+_VOWEL_ENDINGS = tuple("ািীুূৃেৈোৌআইঈউঊএঐওঔ")
+
+
+def genitive(text: str, lang: str) -> str:
+    """Return a Bangla phrase with the possessive ending (৭ দিনের, ৪৮ ঘণ্টার); English unchanged."""
+    if lang != "bn":
+        return text
+    return text + ("র" if text.endswith(_VOWEL_ENDINGS) else "ের")
+
+
+def locative(text: str, lang: str) -> str:
+    """Return a Bangla phrase with the 'in/per' ending (২ সেকেন্ডে, ২৪ ঘণ্টায়); English unchanged."""
+    if lang != "bn":
+        return text
+    return text + ("য়" if text.endswith(_VOWEL_ENDINGS) else "ে")
+
+
+def listing(items: list[str], lang: str) -> str:
+    """Return 'a, b and c' (English) or 'a, b ও c' (Bangla)."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {UNITS[lang]['and']} " + items[-1]
+
+
+def result_label(result: str, lang: str) -> str:
+    """Return a request result as words."""
+    if lang == "bn":
+        return RESULTS_BN.get(result, result)
+    return result.replace("_", " ")
+
+
+def definitions(lang: str, least: int, share: float) -> list[tuple[str, str]]:
+    """Return (term, explanation) pairs for the notes under the overview, in the page's language."""
+    n, pct = number(least, lang), number(round(share * 100), lang) + "%"
+    pairs = [
+        ("outlets_contributing", "Outlets with at least one article captured in the period.",
+         "যেসব সংবাদমাধ্যমের অন্তত একটি নিবন্ধ ওই সময়ে সংগ্রহ করা হয়েছে।"),
+        ("sources_readable", "Outlets whose latest search for feeds and sitemaps, by the end of the period, found one that could be read.",
+         "সময়ের শেষে যেসব সংবাদমাধ্যমের ফিড ও সাইটম্যাপের সর্বশেষ খোঁজে অন্তত একটি পড়া গেছে।"),
+        ("articles_listed", "Distinct article addresses in the feeds and sitemaps read during the period, captured or not.",
+         "ওই সময়ে পড়া ফিড ও সাইটম্যাপে থাকা আলাদা আলাদা নিবন্ধের ঠিকানা, সংগ্রহ করা হোক বা না হোক।"),
+        ("articles_queued", "Addresses put in the capture queue during the period.",
+         "ওই সময়ে সংগ্রহের সারিতে রাখা ঠিকানা।"),
+        ("articles_captured", "Articles whose first capture fell in the period.",
+         "যেসব নিবন্ধের প্রথম সংগ্রহ ওই সময়ে হয়েছে।"),
+        ("capture_rate", "Articles captured divided by articles queued in the same period. It can pass 100% when articles queued at the end of one period are captured in the next.",
+         "একই সময়ে সংগৃহীত নিবন্ধকে সারিতে রাখা নিবন্ধ দিয়ে ভাগ। এক সময়ের শেষে সারিতে রাখা নিবন্ধ পরের সময়ে সংগৃহীত হলে হারটি ১০০%-এর বেশি হতে পারে।"),
+        ("archive_rate", "The share of captured articles that have at least one copy confirmed by the Internet Archive.",
+         "সংগৃহীত নিবন্ধের মধ্যে যতগুলোর অন্তত একটি অনুলিপি ইন্টারনেট আর্কাইভ নিশ্চিত করেছে, তার অনুপাত।"),
+        ("median_delay_hours", "Half of the period's captures came sooner than this after their address first appeared in a listing, half later.",
+         "ঠিকানা প্রথম তালিকায় আসার পর ওই সময়ের অর্ধেক সংগ্রহ এর চেয়ে কম সময়ে, বাকি অর্ধেক বেশি সময়ে হয়েছে।"),
+    ]
+    out = [(MEASURES[m][0 if lang == "en" else 1], en if lang == "en" else bn) for m, en, bn in pairs]
+    withheld = [
+        ("withheld: " + WITHHELD["group"][0].format(n=n),
+         f"The group had fewer than {n} outlets contributing captures in the period, or the figure came from fewer than {n} outlets.",
+         "গোপন রাখা হয়েছে: " + WITHHELD["group"][1].format(n=n),
+         f"ওই সময়ে গোষ্ঠীর {n}টির কম সংবাদমাধ্যম থেকে সংগ্রহ হয়েছে, অথবা সংখ্যাটি {n}টির কম সংবাদমাধ্যম থেকে এসেছে।"),
+        ("withheld: " + WITHHELD["dominance"][0],
+         f"One outlet made more than {pct} of the figure, so it would in effect describe that outlet.",
+         "গোপন রাখা হয়েছে: " + WITHHELD["dominance"][1],
+         f"সংখ্যাটির {pct}-এর বেশি একটি সংবাদমাধ্যমের, তাই এটি কার্যত সেই সংবাদমাধ্যমেরই সংখ্যা হয়ে যেত।"),
+        ("withheld: " + WITHHELD["secondary"][0],
+         "Withheld so that a withheld figure cannot be worked out by adding or subtracting published ones.",
+         "গোপন রাখা হয়েছে: " + WITHHELD["secondary"][1],
+         "প্রকাশিত সংখ্যা যোগ-বিয়োগ করে যাতে গোপন রাখা কোনো সংখ্যা বের করা না যায়, সে জন্য এটিও গোপন রাখা হয়েছে।"),
+        ("Rates and medians",
+         "A rate or median is shown only where every count it is computed from is shown; otherwise it gives that count's reason.",
+         "হার ও মধ্যমা",
+         "কোনো হার বা মধ্যমা দেখানো হয় কেবল তখনই, যখন যে সংখ্যাগুলো থেকে তা হিসাব করা হয় সেগুলোর সবই দেখানো হয়; তা না হলে সেই সংখ্যার কারণটিই দেখানো হয়।"),
+        ("Weeks", "Weeks run Monday to Sunday in UTC (ISO weeks); the last 7 and 30 days end at the time of the figures.",
+         "সপ্তাহ", "সপ্তাহ ধরা হয় ইউটিসি সময়ে সোমবার থেকে রবিবার (আইএসও সপ্তাহ); শেষ ৭ ও ৩০ দিন সংখ্যাগুলোর সময়ে শেষ হয়।"),
+    ]
+    out += [(en_term, en) if lang == "en" else (bn_term, bn) for en_term, en, bn_term, bn in withheld]
+    return out

@@ -1,0 +1,62 @@
+"""Collect, then archive against the fake Save Page Now, then stats: the published
+archive rate is exactly the share of captured articles with a confirmed copy."""
+
+from __future__ import annotations
+
+import json
+from click.testing import CliRunner
+
+from collector.cli import cli
+from collector.pipeline import active_outlets, run_collection
+from collector.registry import parse_registry
+from collector.sync import sync_registry
+from tests import replica
+from tests.fake_spn import FakeSPN
+from tests.farm import Reply
+
+NOW = replica.FEED_SNAPSHOT_TIME
+
+
+def test_collect_archive_stats(make_ctx, store, farm, tmp_path):
+    hosts = {}
+    for name in ("one", "two", "three"):
+        host = farm.add()
+        host.routes.update({
+            "/robots.txt": Reply(404),
+            "/": Reply(200, replica.homepage("/feed/")),
+            "/feed/": Reply(200, replica.moved_feed("bd24live", host.base), content_type="application/rss+xml"),
+            "/*": replica.article_route(replica.article_page(), host.base),
+        })
+        hosts[name] = host
+    registry_text = replica.registry_toml(hosts)
+    registry = tmp_path / "outlets.toml"
+    registry.write_text(registry_text, encoding="utf-8")
+    ctx = make_ctx(now=NOW)
+    sync_registry(store, parse_registry(registry_text), ctx.clock)
+    run_collection(ctx, active_outlets(ctx))
+    ctx.finish()
+    captured = store.one("SELECT COUNT(DISTINCT article_id) AS n FROM snapshots")["n"]
+    assert captured >= 6
+
+    spn = FakeSPN(farm, polls=1)
+    later = NOW.replace(hour=NOW.hour + 1).isoformat()
+    result = CliRunner().invoke(cli, [
+        "archive", "--db", store.path, "--warc-dir", str(tmp_path / "warc"), "--outlets", str(registry),
+        "--now", later, "--base-url", spn.base, "--min-interval", "0.05", "--per-minute", "6000",
+        "--poll-seconds", "0.05", "--limit", "4"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+
+    confirmed = store.one(
+        "SELECT COUNT(DISTINCT s.article_id) AS n FROM archive_submissions a JOIN snapshots s "
+        "ON s.id = a.snapshot_id WHERE a.status = 'success' AND a.timestamp IS NOT NULL")["n"]
+    assert confirmed == 4
+
+    after = NOW.replace(hour=NOW.hour + 2).isoformat()
+    stats = CliRunner().invoke(cli, ["stats", "--db", store.path, "--now", after, "--json"],
+                               catch_exceptions=False)
+    assert stats.exit_code == 0, stats.output
+    published = json.loads(stats.output)
+    figures = published["figures"]["all-outlets"]["all"]
+    assert figures["articles_captured"] == captured
+    assert figures["articles_archived"] == confirmed
+    assert abs(figures["archive_rate"] - confirmed / captured) < 1e-4
