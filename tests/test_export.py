@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from collector import export as ex
+from collector import rebuild as rebuild_module
 from collector.clock import Clock
 from collector.context import RunContext
 from collector.pipeline import active_outlets, run_collection
@@ -220,7 +221,7 @@ def test_blobs_floats_and_nulls_survive(tmp_path):
     conn = sqlite3.connect(str(tmp_path / "rebuilt-schema.db"))
     conn.row_factory = sqlite3.Row
     for path in ex.batches(tmp_path / "record"):
-        ex._load(conn, path, counts, {})
+        rebuild_module._load(conn, path, counts, {})
     assert conn.execute("SELECT * FROM odd_state ORDER BY k").fetchall() == \
         store.conn.execute("SELECT * FROM odd_state ORDER BY k").fetchall()
     conn.close()

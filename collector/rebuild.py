@@ -1,0 +1,129 @@
+"""Rebuilds the SQLite database from the committed record (see collector/recordfile.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .export import _check_continues, _create_shadow, _key_select, _set_head, _shadow
+from .recordfile import (ExportError, _by_id, _decode, _lines, batches, columns, file_sha256,
+                         key_columns, read_header, record_tables, verify)
+from .store import Store
+
+
+def rebuild(out_dir: str | Path, db_path: str | Path) -> dict[str, int]:
+    """Return rows per table after rebuilding a new database from the export folder.
+
+    The result equals the exported database in every record table; the file
+    chain is verified first, and the last file's boundary rows after.
+    """
+    if Path(db_path).exists():
+        raise ExportError(f"{db_path} exists: rebuild writes a new database only")
+    verify(out_dir)
+    files = batches(out_dir)
+    store = Store(db_path)
+    conn = store.conn
+    conn.execute("PRAGMA foreign_keys = OFF")  # files order rows by table, not by reference
+    conn.execute("PRAGMA synchronous = OFF")
+    counts: dict[str, int] = {}
+    try:
+        with store.transaction():
+            statements: dict = {}
+            for path in files:
+                _load(conn, path, counts, statements)
+            header = read_header(files[-1]) if files else None
+            if header:
+                _check_continues(conn, header, files[-1])
+            problems = conn.execute("PRAGMA foreign_key_check").fetchmany(5)
+            if problems:
+                raise ExportError(f"rebuilt rows point at rows the record lacks: {[tuple(p) for p in problems]}")
+            for table in record_tables(conn):
+                if not _by_id(conn, table):
+                    _create_shadow(conn, table)
+                    _keys, select = _key_select(conn, table)
+                    conn.execute(f'INSERT INTO "{_shadow(table)}" SELECT {select} FROM "{table}"')
+            if files:
+                _set_head(conn, files[-1].relative_to(Path(out_dir)).as_posix(), file_sha256(files[-1]))
+    finally:
+        store.close()
+    return counts
+
+
+def _load(conn, path: Path, counts: dict, statements: dict) -> None:
+    pending: list[tuple[str, tuple, list]] = []
+
+    def flush():
+        if pending:
+            sql, _cols, _ = pending[0]
+            conn.executemany(sql, [values for _, _, values in pending])
+            pending.clear()
+
+    for line in _lines(path):
+        table = line["t"]
+        if "parts" in line:
+            flush()
+            _load_listing(conn, line)
+            counts[table] = counts.get(table, 0) + _listing_size(line)
+            continue
+        upsert = "u" in line
+        row = line["u"] if upsert else line["r"]
+        cols = tuple(row)
+        if any(isinstance(v, dict) and "$same" in v for v in row.values()):
+            flush()
+            row = {k: _same(conn, table, k, v) for k, v in row.items()}
+        sql = statements.get((table, cols, upsert)) or statements.setdefault(
+            (table, cols, upsert), _insert_sql(conn, table, cols, upsert))
+        if pending and (pending[0][0] != sql):
+            flush()
+        pending.append((sql, cols, [_decode(row[c]) for c in cols]))
+        if len(pending) >= 2000:
+            flush()
+        counts[table] = counts.get(table, 0) + 1
+    flush()
+
+
+def _same(conn, table: str, column: str, value: Any) -> Any:
+    if isinstance(value, dict) and "$same" in value:
+        found = conn.execute(f'SELECT "{column}" FROM "{table}" WHERE id = ?', (value["$same"],)).fetchone()
+        if found is None:
+            raise ExportError(f"{table}.{column} repeats row {value['$same']}, which the record lacks")
+        return found[0]
+    return value
+
+
+def _insert_sql(conn, table: str, cols: tuple, upsert: bool) -> str:
+    names = ", ".join(f'"{c}"' for c in cols)
+    marks = ", ".join("?" for _ in cols)
+    sql = f'INSERT INTO "{table}" ({names}) VALUES ({marks})'
+    if upsert:
+        pk = key_columns(conn, table)
+        rest = [c for c in cols if c not in pk] or cols
+        sets = ", ".join(f'"{c}" = excluded."{c}"' for c in rest)
+        sql += f" ON CONFLICT ({', '.join(pk)}) DO UPDATE SET {sets}"
+    return sql
+
+
+def _listing_size(line: dict) -> int:
+    return sum(p[1] if isinstance(p, list) else 1 for p in line["parts"])
+
+
+def _load_listing(conn, line: dict) -> None:
+    content = [c for c in columns(conn, "listing_entries") if c not in ("id", "listing_id", "position")]
+    quoted = ", ".join(f'"{c}"' for c in content)
+    base = []
+    if line.get("base") is not None:
+        base = conn.execute(f"SELECT {quoted} FROM listing_entries WHERE listing_id = ? ORDER BY position",
+                            (line["base"],)).fetchall()
+    rows = []
+    for part in line["parts"]:
+        if isinstance(part, list):
+            start, n = part
+            if start + n > len(base):
+                raise ExportError(f"listing {line['listing_id']} repeats entries listing {line['base']} lacks")
+            rows.extend(tuple(e) for e in base[start:start + n])
+        else:
+            rows.append(tuple(_decode(part.get(c)) for c in content))
+    names = ", ".join(["id", "listing_id", "position", *(f'"{c}"' for c in content)])
+    marks = ", ".join("?" for _ in range(3 + len(content)))
+    conn.executemany(f"INSERT INTO listing_entries ({names}) VALUES ({marks})",
+                     [(line["first_id"] + i, line["listing_id"], i, *values) for i, values in enumerate(rows)])
