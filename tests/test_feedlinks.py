@@ -17,10 +17,10 @@ REAL_PAGES = [
      [("https://bdnews24.com/?widgetName=rssfeed&widgetId=1150&getXmlFeed=true", "homepage_anchor")]),
     # WordPress announces the site feed, the comments feed and this post's comments
     # feed; only the first lists articles.
-    ("ukbdnews.com__2020-08_23646__trafilatura-tests-eval.html", "https://ukbdnews.com/2020/08/23646/",
+    ("../articles/ukbdnews.com__2020-08_23646__trafilatura-tests-eval.html", "https://ukbdnews.com/2020/08/23646/",
      [("https://ukbdnews.com/feed/", "homepage_link")]),
     ("tbsnews__section-latest__2025-12-12__evilgodfahim-tbs.flaresolverr.html", "https://www.tbsnews.net/latest", []),
-    ("khaborerkagoj__cloudflare-challenge__2025-11-15__evilgodfahim-kj2.playwright.html",
+    ("../cloudflare/challenge-khaborerkagoj.html",
      "https://khaborerkagoj.com/", []),
     ("jugantor__homepage__2018__silverfoxy-JSCryptoMinerStudy.textcopy.html", "http://www.jugantor.com/", []),
 ]
