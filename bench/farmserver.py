@@ -1,10 +1,10 @@
 """A loopback farm in its own process, so the servers' timestamps are not
 perturbed by the crawler's threads (one interpreter, one GIL, would be).
 
-Run: python bench/farmserver.py HOSTS PAGES OUT.json
+Run: python bench/farmserver.py HOSTS PAGES OUT.json [REDIRECTS]
 Prints one JSON line with the hosts' base addresses, then serves until
-stdin closes, then writes every host's arrival log to OUT.json. Host 0's
-first pages redirect to host 1, so a crawler that paces a redirect on the
+stdin closes, then writes every host's arrival log to OUT.json. With
+REDIRECTS, host 0's first pages redirect to host 1, so a crawler that paces a redirect on the
 old host's slot shows up as short gaps on host 1 (scrapy/scrapy issue 2141).
 """
 
@@ -21,12 +21,10 @@ from tests.farm import Farm, Reply, redirect  # noqa: E402
 
 PAGE = Reply(200, b"<!doctype html><html><head><title>p</title></head><body><p>page</p></body></html>")
 ROBOTS = Reply(200, b"User-agent: *\nDisallow: /private\n", content_type="text/plain")
-REDIRECTED = 3  # pages of host 0 that redirect to host 1
-
-
-def build(farm: Farm, hosts: int) -> list:
+def build(farm: Farm, hosts: int, redirected: int) -> list:
+    """Return the hosts; host 0's first `redirected` pages redirect to host 1."""
     made = [farm.add({"/robots.txt": ROBOTS, "/p/*": PAGE}) for _ in range(hosts)]
-    for i in range(REDIRECTED):
+    for i in range(redirected):
         made[0].routes[f"/p/{i}"] = redirect(made[1].url(f"/moved/{i}"))
         made[1].routes[f"/moved/{i}"] = PAGE
     return made
@@ -34,8 +32,9 @@ def build(farm: Farm, hosts: int) -> list:
 
 def main() -> None:
     count, out = int(sys.argv[1]), Path(sys.argv[3])
+    redirected = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     with Farm() as farm:
-        hosts = build(farm, count)
+        hosts = build(farm, count, redirected)
         print(json.dumps([h.base for h in hosts]), flush=True)
         sys.stdin.read()  # serve until the benchmark closes our stdin
         log = {h.base: [(s.at, s.path) for s in h.seen] for h in hosts}
