@@ -24,6 +24,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -69,13 +70,19 @@ def crawl_ours(bases: list[str], pages: int, interval: float) -> float:
                           interval=interval, allow_loopback=True)
     jobs = urls_for(bases, pages)
 
+    gate = threading.Event()
+
     def crawl(base: str) -> None:
+        gate.wait()  # as collector.pipeline does: every thread started before any works
         for url in jobs[base]:
             ctx.fetcher.get(url, purpose="bench")
 
     started = time.monotonic()
     with ThreadPoolExecutor(len(bases)) as pool:
-        list(pool.map(crawl, bases))
+        futures = [pool.submit(crawl, base) for base in bases]
+        gate.set()
+        for future in futures:
+            future.result()
     wall = time.monotonic() - started
     import resource
 
