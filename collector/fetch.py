@@ -8,12 +8,9 @@ too. An expected failure of a site is a result, never an exception.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 from urllib.parse import urljoin, urlsplit
-
-import requests
 
 from . import settings
 from .clock import Clock
@@ -22,7 +19,7 @@ from .ledger import Ledger
 from .netguard import AddressGuard
 from .pacing import HostPacer
 from .robotsbook import RobotsBook
-from .transfer import Exchange, forget_sent_at, last_sent_at, new_session, send_once
+from .transfer import Exchange, forget_sent_at, last_sent_at, new_pool, send_once
 
 RETRYABLE = ("server_error", "timeout", "connection_error")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -90,7 +87,9 @@ class Fetcher:
         self.pacer = HostPacer(interval, self.clock, settings.PACING_SAFETY_SECONDS)
         self.guard = AddressGuard(allow_loopback=allow_loopback)
         self.robots = RobotsBook(self)
-        self._local = threading.local()
+        # One pool manager for all threads: urllib3's pools are thread-safe,
+        # and keep-alive connections are reused per host.
+        self._pool = new_pool()
 
     # -- public -------------------------------------------------------------
 
@@ -199,17 +198,9 @@ class Fetcher:
         with self.pacer.acquire(host) as turn:
             forget_sent_at()
             try:
-                return send_once(self._session(), method, url, data=data, headers=headers,
+                return send_once(self._pool, method, url, data=data, headers=headers,
                                  timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
                                  warc=self.ledger.warc)
             finally:
                 turn.sent(last_sent_at())
 
-    def _session(self) -> requests.Session:
-        # One session per thread: requests does not promise a shared Session
-        # is thread-safe, and each host is served by one thread at a time.
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = new_session()
-            self._local.session = session
-        return session

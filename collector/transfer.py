@@ -16,10 +16,9 @@ from datetime import datetime, timezone
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-import requests
-import requests.adapters
 import urllib3
 import urllib3.connection
+from urllib.parse import urlencode
 
 from . import settings
 from .challenge import classify as classify_challenge
@@ -49,7 +48,7 @@ class Exchange:
     warc: Any = None
 
 
-def send_once(session: requests.Session, method: str, url: str, *, data, headers,
+def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers,
               timeouts: tuple[float, float, float], max_bytes: int, clock: Clock,
               warc) -> Exchange:
     """Return the Exchange of one request, with its response written to WARC."""
@@ -60,12 +59,16 @@ def send_once(session: requests.Session, method: str, url: str, *, data, headers
         "Accept": "*/*",
         **(headers or {}),
     }
+    body = urlencode(data).encode() if data else None
+    if body is not None:
+        request_headers["Content-Type"] = "application/x-www-form-urlencoded"
     try:
-        resp = session.request(method, url, data=data, headers=request_headers,
-                               allow_redirects=False, stream=True, timeout=timeouts[:2])
-    except requests.exceptions.Timeout as exc:
+        resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,
+                            retries=False, preload_content=False, decode_content=False,
+                            timeout=urllib3.Timeout(connect=timeouts[0], read=timeouts[1]))
+    except urllib3.exceptions.TimeoutError as exc:
         return _failed(method, url, started, clock, t0, "timeout", exc)
-    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+    except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
         return _failed(method, url, started, clock, t0, "connection_error", exc)
     complete = False
     try:
@@ -76,20 +79,21 @@ def send_once(session: requests.Session, method: str, url: str, *, data, headers
         # A fully read response hands its connection back for reuse (keep-alive,
         # fewer handshakes for the site); anything cut short is closed.
         if complete:
-            resp.raw.release_conn()
+            resp.release_conn()
         else:
             resp.close()
-    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status_code,
-                        {k.lower(): v for k, v in resp.headers.items()}, len(raw),
+    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status,
+                        {k.lower(): v for k, v in resp.headers.itermerged()}, len(raw),
                         remote_ip=ip, elapsed_ms=(time.monotonic() - t0) * 1000)
-    exchange.result, exchange.detail = _classify(resp, raw, truncated, read_error)
+    exchange.result, exchange.detail = _classify(resp, exchange.headers, raw, truncated, read_error)
     if exchange.result not in ("too_large", "timeout", "connection_error"):
         exchange.content, decode_problem = _decode(raw, exchange.headers, max_bytes)
         if decode_problem:
             exchange.result, exchange.detail = decode_problem
     exchange.retry_after = _retry_after(exchange.headers.get("retry-after"))
     if warc is not None:
-        exchange.warc = _write_warc(warc, resp, raw, ip, started, truncated)
+        exchange.warc = _write_warc(warc, method, url, request_headers, body, resp, raw, ip,
+                                    started, truncated)
     return exchange
 
 
@@ -137,26 +141,19 @@ class _PeerHTTPSPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _PeerHTTPSConnection
 
 
-class PeerAdapter(requests.adapters.HTTPAdapter):
-    """A transport adapter whose connections report the address they reached."""
+def new_pool() -> urllib3.PoolManager:
+    """Return a connection pool manager with no automatic behaviour and peer-address reporting.
 
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _PeerHTTPPool, "https": _PeerHTTPSPool}
-
-
-def new_session() -> requests.Session:
-    """Return a Session with no automatic behaviour and peer-address reporting."""
-    session = requests.Session()
-    session.trust_env = False  # no proxies or .netrc from the environment
-    session.headers.clear()
-    adapter = PeerAdapter(max_retries=0)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+    urllib3 is driven directly (requests sits on top of it): no redirects, no
+    retries, no proxies or .netrc from the environment, and about half the
+    CPU per request of going through a requests Session.
+    """
+    manager = urllib3.PoolManager(num_pools=512, maxsize=4, retries=False)
+    manager.pool_classes_by_scheme = {"http": _PeerHTTPPool, "https": _PeerHTTPSPool}
+    return manager
 
 
-def _peer_ip(resp: requests.Response) -> str | None:
+def _peer_ip(resp) -> str | None:
     return getattr(_peer, "ip", None)
 
 
@@ -170,7 +167,7 @@ def forget_sent_at() -> None:
     _peer.sent_at = None
 
 
-def _read_body(resp: requests.Response, deadline: float, max_bytes: int):
+def _read_body(resp, deadline: float, max_bytes: int):
     """Return (bytes read, truncation reason or None, read error or None)."""
     parts: list[bytes] = []
     size = 0
@@ -178,7 +175,7 @@ def _read_body(resp: requests.Response, deadline: float, max_bytes: int):
         while True:
             if time.monotonic() > deadline:
                 return b"".join(parts), "time", None
-            chunk = resp.raw.read1(CHUNK, decode_content=False)
+            chunk = resp.read1(CHUNK, decode_content=False)
             if not chunk:
                 return b"".join(parts), None, None
             parts.append(chunk)
@@ -187,25 +184,26 @@ def _read_body(resp: requests.Response, deadline: float, max_bytes: int):
                 return b"".join(parts)[:max_bytes], "length", None
     except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
         return b"".join(parts), "time", exc
-    except (urllib3.exceptions.HTTPError, OSError, requests.exceptions.RequestException) as exc:
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
         return b"".join(parts), "disconnect", exc
 
 
-def _classify(resp: requests.Response, raw: bytes, truncated, read_error) -> tuple[str, str | None]:
-    status = resp.status_code
+def _classify(resp, headers: Mapping[str, str], raw: bytes, truncated,
+              read_error) -> tuple[str, str | None]:
+    status = resp.status
     if truncated == "length":
         return "too_large", f"body larger than the {len(raw)} byte limit"
     if truncated == "time":
         return "timeout", "response not complete within the time limit" if read_error is None else _short(read_error)
     if truncated == "disconnect":
         return "connection_error", _short(read_error)
-    kind, marker = classify_challenge(status, resp.headers, raw)
+    kind, marker = classify_challenge(status, headers, raw)
     if kind:
         return kind, marker
     if 200 <= status < 300:
         return "ok", None
     if status in (301, 302, 303, 307, 308):
-        return ("redirect", None) if resp.headers.get("location") else ("http_error", "redirect without Location")
+        return ("redirect", None) if headers.get("location") else ("http_error", "redirect without Location")
     if status == 304:
         return "not_modified", None
     return _status_result(status), None
@@ -280,20 +278,20 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-def _write_warc(warc, resp: requests.Response, raw: bytes, ip, started, truncated):
-    prepared = resp.request
-    parts = urlsplit(prepared.url)
+def _write_warc(warc, method: str, url: str, request_headers: dict, body: bytes | None, resp,
+                raw: bytes, ip, started, truncated):
+    parts = urlsplit(url)
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    protocol = "HTTP/1.0" if resp.raw.version == 10 else "HTTP/1.1"
+    protocol = "HTTP/1.0" if resp.version == 10 else "HTTP/1.1"
+    sent = [("Host", parts.netloc), *request_headers.items()]
+    if body is not None:
+        sent.append(("Content-Length", str(len(body))))
     # Credentials (the Internet Archive keys) never reach the WARC file.
-    req_headers = [("Host", parts.netloc)] + [
-        (k, "[redacted]" if k.lower() in SECRET_HEADERS else v) for k, v in prepared.headers.items()]
-    body = prepared.body.encode() if isinstance(prepared.body, str) else prepared.body
+    sent = [(k, "[redacted]" if k.lower() in SECRET_HEADERS else v) for k, v in sent]
     return warc.write_exchange(
-        url=prepared.url, method=prepared.method, request_headers=req_headers,
-        request_target=target, request_body=body,
-        status_line=f"{resp.status_code} {resp.reason or ''}".strip(), protocol=protocol,
-        response_headers=list(resp.raw.headers.items()), body=raw, ip=ip, when=started,
+        url=url, method=method, request_headers=sent, request_target=target, request_body=body,
+        status_line=f"{resp.status} {resp.reason or ''}".strip(), protocol=protocol,
+        response_headers=list(resp.headers.items()), body=raw, ip=ip, when=started,
         truncated=truncated)
