@@ -17,8 +17,10 @@ USER_AGENT = f"TakedownWatch/{__version__} (+{PROJECT_URL})"
 # counted: robots.txt, each redirect hop, each retry.
 MIN_INTERVAL_SECONDS = 2.0
 # Pace a hair above the interval, measured from when each request was
-# written, so no server ever sees a gap below it (bench/pacing.py).
-PACING_SAFETY_SECONDS = 0.002
+# written, so no server ever sees a gap below it: this covers clock slew
+# between our monotonic clock and a server's (bench/pacing.py measures it
+# with kernel receive timestamps).
+PACING_SAFETY_SECONDS = 0.0005
 
 # Retries. Server errors and timeouts are often transient; three attempts in
 # all is the method's promise, with growing delays so a struggling site can

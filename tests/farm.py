@@ -137,6 +137,16 @@ class _Server(http.server.ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
+    def server_bind(self) -> None:
+        # Set on the listening socket, receive timestamps are inherited by
+        # each accepted connection, so even the first request on a new
+        # connection (which may arrive before the handler thread runs) has one.
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        except OSError:
+            pass
+        super().server_bind()
+
 
 class Host:
     """One loopback web host with its routes and the log of what it received."""
