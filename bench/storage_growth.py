@@ -31,11 +31,9 @@ from __future__ import annotations
 
 import argparse
 import collections
-import gzip
 import hashlib
 import json
 import math
-import os
 import random
 import re
 import shutil

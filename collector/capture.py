@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from .context import RunContext
-from .extract import extract, extractor_info, is_html
+from .decode import is_html
+from .extract import extract, extractor_info
 from .fetch import Response
 from .urls import comparison_key
 

@@ -18,7 +18,7 @@ from . import schema, settings
 from .errors import TakedownWatchError
 from .store import Store
 from .recordfile import (  # the format, used below and re-exported
-    ExportError, ExportResult, FORMAT, ORDER, REPEATS, REPEAT_MIN_CHARS,
+    ExportError, ExportResult, FORMAT, REPEATS, REPEAT_MIN_CHARS,
     _WARC_DAY, _by_id, _decode, _dumps, _encode, _lines,
     batches, columns, file_sha256, key_columns, last_batch, read_header,
     record_tables, row_digest, verify,

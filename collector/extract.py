@@ -23,7 +23,7 @@ import trafilatura
 from lxml import etree, html as lxml_html
 from trafilatura.settings import DEFAULT_CONFIG
 
-from collector.decode import decode_html, is_html  # noqa: F401  (re-exported)
+from collector.decode import decode_html
 from collector.textnorm import skeleton, skeleton_text
 
 EXTRACTOR_VERSION = "1"

@@ -40,7 +40,8 @@ from . import events, settings
 from .capture import snapshot_from
 from .clock import iso, parse_instant
 from .context import RunContext
-from .extract import extract, is_html
+from .decode import is_html
+from .extract import extract
 from .fetch import Response
 from .store import Store
 from .urls import comparison_key

@@ -63,7 +63,7 @@ def test_discover_prints_what_it_tried(loopback_outlet, tmp_path):
     result = invoke("discover", *common(tmp_path, registry), "--min-interval", "0.05", "--outlet", "bd24live")
     assert result.exit_code == 0, result.output
     assert "homepage_link" in result.output and "valid" in result.output
-    assert f"source: rss" in result.output and host.url("/rss/rss.xml") in result.output
+    assert "source: rss" in result.output and host.url("/rss/rss.xml") in result.output
 
 
 def test_run_exits_zero_and_records_the_vantage(loopback_outlet, tmp_path):

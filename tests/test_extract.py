@@ -15,12 +15,11 @@ import trafilatura
 from lxml import etree
 
 from collector import extract as extract_module
+from collector.decode import decode_html, is_html
 from collector.extract import (
-    decode_html,
     extract,
     extractor_fingerprint,
     extractor_info,
-    is_html,
     map_to_page,
     to_utc,
 )

@@ -88,7 +88,7 @@ def probes(store, outlet):
 
 
 def test_a_whole_run(make_ctx, store, outlets):
-    ctx = _run(make_ctx, store, outlets, NOW)
+    _run(make_ctx, store, outlets, NOW)
 
     # Sitemaps declared in robots.txt are tried first, and validate.
     assert probes(store, "robotsmap")[0] == ("robots", "valid")
