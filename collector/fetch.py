@@ -19,7 +19,7 @@ from .ledger import Ledger
 from .netguard import AddressGuard
 from .pacing import HostPacer
 from .robotsbook import RobotsBook
-from .transfer import Exchange, forget_sent_at, last_sent_at, new_pool, send_once
+from .transfer import Exchange, new_pool, send_once
 
 RETRYABLE = ("server_error", "timeout", "connection_error")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -128,6 +128,7 @@ class Fetcher:
             response.chain, response.url = chain, url
             location = response.headers.get("location")
             if response.result != "redirect" or not location:
+                self.pacer.give_way()  # so does the caller's work on the answer
                 return response
             previous = response.request_id
             current = urljoin(current, location.strip())
@@ -169,6 +170,7 @@ class Fetcher:
         limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
         for attempt in range(1, limit + 1):
             exchange = self._paced_send(method, url, data, headers)
+            self.pacer.give_way()  # the ledger row can wait for a request due on the wire
             row = self.ledger.record(exchange, purpose=purpose, outlet_id=outlet_id,
                                      attempt=attempt, redirected_from=previous)
             chain.append(row)
@@ -196,11 +198,8 @@ class Fetcher:
     def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
         host = urlsplit(url).netloc.lower()
         with self.pacer.acquire(host) as turn:
-            forget_sent_at()
-            try:
-                return send_once(self._pool, method, url, data=data, headers=headers,
-                                 timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
-                                 warc=self.ledger.warc)
-            finally:
-                turn.sent(last_sent_at())
-
+            # The host's turn is awaited at the wire (send_once's `turn`): the
+            # checks and header building before the first byte overlap the wait.
+            return send_once(self._pool, method, url, data=data, headers=headers,
+                             timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
+                             warc=self.ledger.warc, turn=turn)

@@ -111,6 +111,18 @@ MAX_CONCURRENT_OUTLETS = 48
 # A thread whose pacing wait ends gets the interpreter within this long
 # (CPython's default is 5 ms, which adds up over a host's requests).
 THREAD_SWITCH_SECONDS = 0.0005
+# Bookkeeping (WARC, ledger) waits while another host's request is being
+# written or is due within this long, so a turn is not kept from the wire by
+# work that can wait; never longer than the limit in all, per call.
+GIVE_WAY_WINDOW_SECONDS = 0.001
+GIVE_WAY_LIMIT_SECONDS = 0.05
+# Two turns (of different hosts) are released at least this far apart: forty
+# threads woken at one instant share the interpreter in slices and all reach
+# the wire late, while a short queue lets each connect and write in one go.
+RELEASE_SPACING_SECONDS = 0.0003
+# Outlet threads first contact their hosts together, this long after the
+# run's threads are released: time enough to prepare the first requests.
+START_LINE_SECONDS = 0.05
 
 # Revisits run as part of every collection run (the method's next stage).
 RECHECKS_ENABLED = True

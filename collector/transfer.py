@@ -50,9 +50,26 @@ class Exchange:
 
 def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers,
               timeouts: tuple[float, float, float], max_bytes: int, clock: Clock,
-              warc) -> Exchange:
-    """Return the Exchange of one request, with its response written to WARC."""
-    started, t0 = clock.now(), time.monotonic()
+              warc, turn=None) -> Exchange:
+    """Return the Exchange of one request, with its response written to WARC.
+
+    `turn` (a pacing._Turn), when given, is waited for immediately before the
+    first contact with the host (the connect of a new connection, or the first
+    write on a kept-alive one) and told when the request has been written; the
+    request's start time is taken when the wait ends. Writing WARC records
+    first gives way to other hosts' requests that are due (pacing.give_way).
+    """
+    mark: list = []
+
+    def at_wire() -> None:
+        if not mark:
+            if turn is not None:
+                turn.wait()
+            mark.extend((clock.now(), time.monotonic()))
+
+    def started_at() -> tuple[datetime, float]:
+        return (mark[0], mark[1]) if mark else (clock.now(), time.monotonic())
+
     request_headers = {
         "User-Agent": settings.USER_AGENT,
         "Accept-Encoding": "gzip, deflate",
@@ -62,15 +79,21 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
     body = urlencode(data).encode() if data else None
     if body is not None:
         request_headers["Content-Type"] = "application/x-www-form-urlencoded"
+    _peer.gate, _peer.turn = at_wire, turn
     try:
         resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,
                             retries=False, preload_content=False, decode_content=False,
                             timeout=urllib3.Timeout(connect=timeouts[0], read=timeouts[1]))
     except urllib3.exceptions.TimeoutError as exc:
-        return _failed(method, url, started, clock, t0, "timeout", exc)
+        return _failed(method, url, *started_at(), clock, "timeout", exc)
     except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
-        return _failed(method, url, started, clock, t0, "connection_error", exc)
+        return _failed(method, url, *started_at(), clock, "connection_error", exc)
+    finally:
+        _peer.gate = _peer.turn = None
+    started, t0 = started_at()
     complete = False
+    if turn is not None:
+        turn.pacer.give_way()  # reading and classifying can wait for a request due on the wire
     try:
         ip = _peer_ip(resp)
         raw, truncated, read_error = _read_body(resp, t0 + timeouts[2], max_bytes)
@@ -92,12 +115,14 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
             exchange.result, exchange.detail = decode_problem
     exchange.retry_after = _retry_after(exchange.headers.get("retry-after"))
     if warc is not None:
+        if turn is not None:
+            turn.pacer.give_way()
         exchange.warc = _write_warc(warc, method, url, request_headers, body, resp, raw, ip,
                                     started, truncated)
     return exchange
 
 
-def _failed(method, url, started, clock, t0, result, exc) -> Exchange:
+def _failed(method, url, started, t0, clock, result, exc) -> Exchange:
     return Exchange(method, url, started, clock.now(), result,
                     elapsed_ms=(time.monotonic() - t0) * 1000, detail=_short(exc))
 
@@ -111,18 +136,41 @@ _peer = threading.local()
 
 
 class _PeerMixin:
-    """Notes the remote address of the socket each request was written to."""
+    """Waits for the host's turn at the wire, and notes when and to whom each request was written.
+
+    The pacing wait (send_once's `turn`) is passed immediately before the first
+    contact with the host, the TCP connect of a new connection or the first
+    byte written on a kept-alive one, so nothing the request does beforehand
+    in Python delays it past its turn.
+    """
+
+    def connect(self):
+        _pass_gate()
+        super().connect()
+
+    def send(self, data):
+        _pass_gate()
+        super().send(data)
 
     def request(self, *args, **kwargs):
         _peer.ip = None
         super().request(*args, **kwargs)
-        # When the request has been written: the pacer measures from here,
-        # so a slow connect never shortens the gap the server sees.
-        _peer.sent_at = time.monotonic()
+        turn = getattr(_peer, "turn", None)
+        if turn is not None:
+            # When the request has been written: the next wait is measured from
+            # here, later than the server's arrival, so neither a slow connect
+            # nor a late return from the write can shorten the gap it sees.
+            turn.written(time.monotonic())
         try:
             _peer.ip = self.sock.getpeername()[0]
         except (AttributeError, OSError, TypeError):
             _peer.ip = None
+
+
+def _pass_gate() -> None:
+    gate = getattr(_peer, "gate", None)
+    if gate is not None:
+        gate()
 
 
 class _PeerHTTPConnection(_PeerMixin, urllib3.connection.HTTPConnection):
@@ -155,16 +203,6 @@ def new_pool() -> urllib3.PoolManager:
 
 def _peer_ip(resp) -> str | None:
     return getattr(_peer, "ip", None)
-
-
-def last_sent_at() -> float | None:
-    """Return the monotonic time this thread's last request was written, if any."""
-    return getattr(_peer, "sent_at", None)
-
-
-def forget_sent_at() -> None:
-    """Clear this thread's last write time before a new request."""
-    _peer.sent_at = None
 
 
 def _read_body(resp, deadline: float, max_bytes: int):
