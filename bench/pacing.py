@@ -10,6 +10,11 @@ at a reduced loopback interval. Printed:
 - the smallest gap between two requests any one server saw (must not be
   under the interval).
 
+The farm runs at nice 19 (--farm-nice): real servers run on other machines,
+and on a small machine a farm at equal priority takes cores from the crawler
+it is measuring. Its arrival times are the kernel's receive timestamps, so
+the farm's own scheduling does not change them.
+
 With --scrapy PYTHON, the same farm is crawled by Scrapy configured to the
 same rules (run by that interpreter, which must have scrapy installed), and
 the two are printed side by side.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -38,11 +44,12 @@ sys.path.insert(0, str(ROOT))
 class FarmProcess:
     """The farm server process: start, hand out addresses, collect the arrival log."""
 
-    def __init__(self, hosts: int, pages: int, redirects: int = 0):
+    def __init__(self, hosts: int, pages: int, redirects: int = 0, nice: int = 19):
         self.out = Path(tempfile.mkdtemp()) / "arrivals.json"
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "farmserver.py"), str(hosts),
                                       str(pages), str(self.out), str(redirects)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True,
+                                     preexec_fn=lambda: os.nice(nice))
         self.bases = json.loads(self.proc.stdout.readline())
 
     def finish(self) -> dict[str, list[tuple[float, str]]]:
@@ -60,6 +67,7 @@ def crawl_ours(bases: list[str], pages: int, interval: float) -> float:
     from collector.clock import Clock
     from collector.context import RunContext
     from collector.store import Store
+    from collector import settings
 
     from collector.cli import tune_interpreter
 
@@ -80,6 +88,8 @@ def crawl_ours(bases: list[str], pages: int, interval: float) -> float:
     started = time.monotonic()
     with ThreadPoolExecutor(len(bases)) as pool:
         futures = [pool.submit(crawl, base) for base in bases]
+        # as collector.pipeline does: first contacts at a common line
+        ctx.fetcher.pacer.start_line(time.monotonic() + settings.START_LINE_SECONDS)
         gate.set()
         for future in futures:
             future.result()
@@ -126,7 +136,7 @@ def figures(log: dict[str, list[tuple[float, str]]], interval: float) -> dict:
 
 
 def run(kind: str, args, redirects: int = 0) -> dict:
-    farm = FarmProcess(args.hosts, args.pages, redirects)
+    farm = FarmProcess(args.hosts, args.pages, redirects, args.farm_nice)
     try:
         if kind == "ours":
             wall = crawl_ours(farm.bases, args.pages, args.interval)
@@ -154,6 +164,8 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=24, help="pages per host, besides robots.txt")
     parser.add_argument("--interval", type=float, default=0.25)
     parser.add_argument("--scrapy", help="a Python interpreter with scrapy installed")
+    parser.add_argument("--farm-nice", type=int, default=19,
+                        help="niceness of the farm process (0: compete with the crawler for cores)")
     parser.add_argument("--redirects", type=int, default=3,
                         help="also run with this many cross-host redirects (0: skip)")
     args = parser.parse_args()
