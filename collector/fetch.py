@@ -85,6 +85,7 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.max_retry_after = max_retry_after
         self.pacer = HostPacer(interval, self.clock, settings.PACING_SAFETY_SECONDS)
+        self._safety: dict[str, float] = {}  # host -> margin above the interval
         self.guard = AddressGuard(allow_loopback=allow_loopback)
         self.robots = RobotsBook(self)
         # One pool manager for all threads: urllib3's pools are thread-safe,
@@ -196,8 +197,14 @@ class Fetcher:
         return None
 
     def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
-        host = urlsplit(url).netloc.lower()
-        with self.pacer.acquire(host) as turn:
+        parts = urlsplit(url)
+        host = parts.netloc.lower()
+        safety = self._safety.get(host)
+        if safety is None:
+            loopback = self.guard.is_loopback(parts.hostname or "")
+            safety = self._safety[host] = (settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback
+                                           else settings.PACING_SAFETY_SECONDS)
+        with self.pacer.acquire(host, safety) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,

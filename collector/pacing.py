@@ -23,6 +23,7 @@ from .clock import Clock
 
 @dataclass
 class _HostSlot:
+    safety: float
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_start: float | None = None
 
@@ -57,20 +58,27 @@ class HostPacer:
         """
         self.start_at = at
 
-    def _slot(self, host: str) -> _HostSlot:
+    def _slot(self, host: str, safety: float | None = None) -> _HostSlot:
         with self._guard:
-            return self._slots.setdefault(host, _HostSlot())
+            slot = self._slots.get(host)
+            if slot is None:
+                slot = self._slots[host] = _HostSlot(self.safety if safety is None else safety)
+            return slot
 
-    def acquire(self, host: str) -> "_Turn":
-        """Return a context manager holding the host's turn; `wait()` on it before contact."""
-        return _Turn(self, self._slot(host))
+    def acquire(self, host: str, safety: float | None = None) -> "_Turn":
+        """Return a context manager holding the host's turn; `wait()` on it before contact.
+
+        `safety`, given on a host's first turn, is its margin above the interval
+        (the pacer's default otherwise).
+        """
+        return _Turn(self, self._slot(host, safety))
 
     def gap_until_ready(self, host: str) -> float:
         """Return how many seconds remain before the host may be asked again."""
         slot = self._slot(host)
         if slot.last_start is None:
             return 0.0
-        return max(0.0, slot.last_start + self.interval + self.safety - self.clock.monotonic())
+        return max(0.0, slot.last_start + self.interval + slot.safety - self.clock.monotonic())
 
     def give_way(self, window: float = settings.GIVE_WAY_WINDOW_SECONDS,
                  limit: float = settings.GIVE_WAY_LIMIT_SECONDS) -> float:
@@ -166,7 +174,7 @@ class _Turn:
         pacer = self.pacer
         ready = None
         if self.slot.last_start is not None:
-            ready = self.slot.last_start + pacer.interval + pacer.safety
+            ready = self.slot.last_start + pacer.interval + self.slot.safety
         elif pacer.start_at is not None:
             ready = pacer.start_at
         if ready is None:

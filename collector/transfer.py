@@ -152,6 +152,12 @@ class _PeerMixin:
         _pass_gate()
         super().send(data)
 
+    def getresponse(self, *args, **kwargs):
+        turn = getattr(_peer, "turn", None)
+        if turn is not None:
+            turn.pacer.give_way()  # parsing the answer can wait for a request due on the wire
+        return super().getresponse(*args, **kwargs)
+
     def request(self, *args, **kwargs):
         _peer.ip = None
         super().request(*args, **kwargs)

@@ -11,6 +11,7 @@ import threading
 import time
 from datetime import datetime
 
+from collector import settings
 from collector.clock import Clock
 from collector.pacing import HostPacer, _quiet_from, _spaced
 from tests.farm import Reply
@@ -135,3 +136,22 @@ def test_first_contacts_wait_for_the_start_line(farm, make_ctx):
     for host in hosts:
         first = min(s.at for s in host.seen)
         assert first >= line_wall - 0.01, "a host was contacted before the start line"
+
+
+def test_each_host_keeps_its_own_margin_above_the_interval():
+    pacer = HostPacer(1.0, Clock(), safety=0.05)
+    with pacer.acquire("far.example", 0.05) as turn:
+        turn.wait()
+    with pacer.acquire("127.0.0.1:8000", 0.0002) as turn:
+        turn.wait()
+    assert 1.04 < pacer.gap_until_ready("far.example") <= 1.05
+    assert 0.99 < pacer.gap_until_ready("127.0.0.1:8000") <= 1.0002
+
+
+def test_loopback_hosts_get_the_loopback_margin(farm, make_ctx):
+    host = farm.add({"/robots.txt": NO_ROBOTS, "/p": PAGE})
+    ctx = make_ctx()
+    ctx.fetcher.get(host.url("/p"), purpose="test")
+    netloc = host.url("/").split("/")[2]
+    assert ctx.fetcher._safety == {netloc: settings.LOOPBACK_PACING_SAFETY_SECONDS}
+    assert settings.PACING_SAFETY_SECONDS > settings.LOOPBACK_PACING_SAFETY_SECONDS
