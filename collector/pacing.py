@@ -96,7 +96,7 @@ class HostPacer:
                 due = sorted(self._due.values())
                 busy = self._on_wire > 0
             now = self.clock.monotonic()
-            quiet = _quiet_from(now + (self.spacing if busy else 0.0), due, window, self.spacing)
+            quiet = _first_clear(now + (self.spacing if busy else 0.0), due, window, self.spacing)
             waited = time.monotonic() - begun
             if quiet <= now or waited >= limit:
                 return waited
@@ -110,7 +110,8 @@ class HostPacer:
                 self._on_wire += 1
                 self._last_release = self.clock.monotonic()
                 return None
-            ready = _spaced(ready, sorted(self._due.values()), self._last_release, self.spacing)
+            ready = _first_clear(max(ready, self._last_release + self.spacing),
+                                 sorted(self._due.values()), self.spacing, self.spacing)
             self._due[key] = ready
             return ready
 
@@ -119,29 +120,20 @@ class HostPacer:
             self._on_wire -= 1
 
 
-def _spaced(ready: float, taken: list[float], last: float, spacing: float) -> float:
-    """Return the earliest time from `ready` that is `spacing` clear of every time in `taken`
-    (sorted) and at least `spacing` after `last`."""
-    ready = max(ready, last + spacing)
-    for other in taken:
-        if other + spacing <= ready:
-            continue
-        if other >= ready + spacing:
-            break
-        ready = other + spacing
-    return ready
+def _first_clear(start: float, busy: list[float], ahead: float, after: float) -> float:
+    """Return the first time from `start` with no time of `busy` (sorted) within `ahead`
+    after it, each busy time occupying `after` from itself.
 
-
-def _quiet_from(start: float, due: list[float], window: float, spacing: float) -> float:
-    """Return the first time from `start` when no time in `due` (sorted) falls within
-    `window` ahead, counting each due turn as busy for `spacing` after its time."""
+    Used to release a turn clear of the others (ahead = after = the spacing) and
+    to find a quiet moment for bookkeeping (ahead = its window).
+    """
     at = start
-    for when in due:
-        if when + spacing <= at:
+    for when in busy:
+        if when + after <= at:
             continue
-        if when >= at + window:
+        if when >= at + ahead:
             break
-        at = when + spacing
+        at = when + after
     return at
 
 

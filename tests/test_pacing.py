@@ -13,7 +13,7 @@ from datetime import datetime
 
 from collector import settings
 from collector.clock import Clock
-from collector.pacing import HostPacer, _quiet_from, _spaced
+from collector.pacing import HostPacer, _first_clear
 from tests.farm import Reply
 
 PAGE = Reply(200, b"<html><body><p>hello</p></body></html>")
@@ -28,12 +28,22 @@ def _ms(value: float) -> float:
 
 def test_a_release_keeps_clear_of_every_other_release():
     s = 0.001
-    assert _ms(_spaced(10.0, [], float("-inf"), s)) == 10000          # nothing else: on time
-    assert _ms(_spaced(10.0, [10.0], float("-inf"), s)) == 10001      # same instant: after it
-    assert _ms(_spaced(10.0, [10.0, 10.001], float("-inf"), s)) == 10002  # a train: after the train
-    assert _ms(_spaced(10.0, [9.0, 11.0], float("-inf"), s)) == 10000  # well clear on both sides
-    assert _ms(_spaced(10.0, [10.0005, 10.5], float("-inf"), s)) == 10001.5  # just after: after it
-    assert _ms(_spaced(10.0, [], 9.9995, s)) == 10000.5               # the last release was just now
+
+    def release(ready, taken):
+        return _ms(_first_clear(ready, taken, s, s))
+
+    assert release(10.0, []) == 10000                     # nothing else: on time
+    assert release(10.0, [10.0]) == 10001                 # same instant: after it
+    assert release(10.0, [10.0, 10.001]) == 10002         # a train: after the train
+    assert release(10.0, [9.0, 11.0]) == 10000            # well clear on both sides
+    assert release(10.0, [10.0005, 10.5]) == 10001.5      # just after: after it
+
+
+def test_a_release_keeps_clear_of_the_last_one():
+    pacer = HostPacer(0.05, Clock())
+    pacer._going(1, None)  # released just now
+    now = pacer.clock.monotonic()
+    assert pacer._going(2, now) >= pacer._last_release + pacer.spacing
 
 
 def test_turns_due_together_are_released_apart():
@@ -49,12 +59,12 @@ def test_turns_due_together_are_released_apart():
 
 def test_quiet_moment_is_after_a_train_of_due_turns():
     w, s = 0.001, 0.0003
-    assert _quiet_from(5.0, [], w, s) == 5.0
-    assert _quiet_from(5.0, [7.0], w, s) == 5.0                   # due later than the window
-    assert _ms(_quiet_from(5.0, [5.0005], w, s)) == 5000.8       # due within it: after that turn
-    assert _ms(_quiet_from(5.0, [5.0005, 5.001, 5.0015], w, s)) == 5001.8  # a train: after all
-    assert _ms(_quiet_from(5.0, [5.0005, 5.003], w, s)) == 5000.8  # a gap the window fits in
-    assert _quiet_from(5.0, [4.0], w, s) == 5.0                   # overdue and gone long ago
+    assert _first_clear(5.0, [], w, s) == 5.0
+    assert _first_clear(5.0, [7.0], w, s) == 5.0                   # due later than the window
+    assert _ms(_first_clear(5.0, [5.0005], w, s)) == 5000.8       # due within it: after that turn
+    assert _ms(_first_clear(5.0, [5.0005, 5.001, 5.0015], w, s)) == 5001.8  # a train: after all
+    assert _ms(_first_clear(5.0, [5.0005, 5.003], w, s)) == 5000.8  # a gap the window fits in
+    assert _first_clear(5.0, [4.0], w, s) == 5.0                   # overdue and gone long ago
 
 
 def test_give_way_returns_at_once_when_nothing_is_due():
