@@ -1,13 +1,19 @@
 """Per-host pacing: at least one interval between the starts of two requests.
 
-Two things happen here. Each host has a slot: a lock, so requests to one host
-are strictly ordered, and the time its last request started, so the next one
-waits out the interval. And because every outlet thread shares one
-interpreter, requests due on the wire are given the right of way: bookkeeping
-(writing WARC records, ledger rows) calls `give_way()` first, and waits while
-another host's request is being sent or is about to be. Without that, a thread
-whose turn has come can find the interpreter busy with other threads'
-bookkeeping, and each late start pushes all of that host's later turns back.
+Each host has a slot: a lock, so requests to one host are strictly ordered,
+and the time its last request was written, so the next one waits out the
+interval plus a margin. The wait happens at the wire (transfer.send_once calls
+`_Turn.wait()` just before connecting or writing), so the work of preparing a
+request overlaps it.
+
+Because every outlet thread shares one interpreter, requests due on the wire
+are also given the right of way: turns of different hosts are released a
+little apart, first contacts wait for a common start line, and bookkeeping
+(parsing answers, WARC records, ledger rows) calls `give_way()` first, which
+waits while another host's request is being sent or is about to be. Without
+that, a thread whose turn has come finds the interpreter busy with other
+threads' bookkeeping, and each late start pushes all of that host's later
+turns back (bench/pacing.py measures how close a crawl comes to the bound).
 """
 
 from __future__ import annotations
@@ -18,7 +24,6 @@ from dataclasses import dataclass, field
 
 from . import settings
 from .clock import Clock
-
 
 
 @dataclass
