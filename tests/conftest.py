@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
+import socket
 import sys
 from pathlib import Path
 
@@ -25,6 +28,34 @@ sys.setswitchinterval(0.0005)
 # The reduced interval tests run at: short enough to keep the suite fast,
 # long enough that a pacing bug shows in the server's timestamps.
 TEST_INTERVAL = 0.05
+
+
+@contextlib.contextmanager
+def loopback_only():
+    """Refuse, and report, any connection this process tries outside 127.0.0.0/8."""
+    attempts: list[str] = []
+    connect = socket.socket.connect
+
+    def guarded(sock, address):
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            if not ipaddress.ip_address(address[0].split("%")[0]).is_loopback:
+                attempts.append(address[0])
+                raise ConnectionRefusedError(f"test refused a connection to {address[0]}")
+        return connect(sock, address)
+
+    socket.socket.connect = guarded
+    try:
+        yield attempts
+    finally:
+        socket.socket.connect = connect
+    assert attempts == [], f"something tried to reach {attempts}"
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only():
+    """Every test: real outlet names may appear as data, never as a connection's target."""
+    with loopback_only():
+        yield
 
 
 @pytest.fixture

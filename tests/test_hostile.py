@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
-import ipaddress
 import os
 import socket
 import threading
@@ -40,7 +39,7 @@ from collector.registry import parse_registry
 from collector.store import Store
 from collector.sync import sync_registry
 from tests import hostile, replica
-from tests.conftest import TEST_INTERVAL
+from tests.conftest import TEST_INTERVAL, loopback_only
 from tests.farm import Farm, Host, Reply, redirect, reset_mid_body, stall, trickle
 
 NOW = replica.FEED_SNAPSHOT_TIME
@@ -113,31 +112,12 @@ def _rss() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-@contextlib.contextmanager
-def loopback_only():
-    """Refuse, and report, any connection this process tries outside 127.0.0.0/8."""
-    attempts: list[str] = []
-    connect = socket.socket.connect
-
-    def guarded(sock, address):
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            if not ipaddress.ip_address(address[0].split("%")[0]).is_loopback:
-                attempts.append(address[0])
-                raise ConnectionRefusedError(f"test refused a connection to {address[0]}")
-        return connect(sock, address)
-
-    socket.socket.connect = guarded
-    try:
-        yield attempts
-    finally:
-        socket.socket.connect = connect
-    assert attempts == [], f"something tried to reach {attempts}"
-
-
-@pytest.fixture(autouse=True)
-def _loopback_only():
-    with loopback_only():
-        yield
+def test_the_suite_refuses_any_connection_outside_loopback():
+    # conftest's guard runs around every test: real outlet names may be data, never a target.
+    with pytest.raises(AssertionError, match="192.0.2.1"):
+        with loopback_only():
+            with socket.socket() as sock, pytest.raises(ConnectionRefusedError):
+                sock.connect(("192.0.2.1", 80))  # TEST-NET-1: refused before a packet leaves
 
 
 # -- running the pipeline -----------------------------------------------------------
