@@ -92,8 +92,6 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         _peer.gate = _peer.turn = None
     started, t0 = started_at()
     complete = False
-    if turn is not None:
-        turn.pacer.give_way()  # reading and classifying can wait for a request due on the wire
     try:
         ip = _peer_ip(resp)
         raw, truncated, read_error = _read_body(resp, t0 + timeouts[2], max_bytes)
