@@ -84,8 +84,7 @@ class Fetcher:
         self.timeouts = (connect_timeout, read_timeout, total_timeout)
         self.max_bytes = max_bytes
         self.max_retry_after = max_retry_after
-        self.pacer = HostPacer(interval, self.clock, settings.PACING_SAFETY_SECONDS)
-        self._safety: dict[str, float] = {}  # host -> margin above the interval
+        self.pacer = HostPacer(interval, self.clock, self._margin)
         self.guard = AddressGuard(allow_loopback=allow_loopback)
         self.robots = RobotsBook(self)
         # One pool manager for all threads: urllib3's pools are thread-safe,
@@ -129,7 +128,7 @@ class Fetcher:
             response.chain, response.url = chain, url
             location = response.headers.get("location")
             if response.result != "redirect" or not location:
-                self.pacer.give_way()  # so does the caller's work on the answer
+                self.pacer.give_way()  # the caller's work on the answer can wait too
                 return response
             previous = response.request_id
             current = urljoin(current, location.strip())
@@ -196,15 +195,14 @@ class Fetcher:
                 return after
         return None
 
+    def _margin(self, netloc: str) -> float:
+        """Return the host's margin above the interval: network jitter, or none on loopback."""
+        loopback = self.guard.is_loopback(urlsplit("//" + netloc).hostname or "")
+        return settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback else settings.PACING_SAFETY_SECONDS
+
     def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
-        parts = urlsplit(url)
-        host = parts.netloc.lower()
-        safety = self._safety.get(host)
-        if safety is None:
-            loopback = self.guard.is_loopback(parts.hostname or "")
-            safety = self._safety[host] = (settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback
-                                           else settings.PACING_SAFETY_SECONDS)
-        with self.pacer.acquire(host, safety) as turn:
+        host = urlsplit(url).netloc.lower()
+        with self.pacer.acquire(host) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,

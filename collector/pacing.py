@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from . import settings
 from .clock import Clock
@@ -41,9 +42,9 @@ class HostPacer:
     independently (hosts are served concurrently).
     """
 
-    def __init__(self, interval: float, clock: Clock, safety: float = 0.0):
+    def __init__(self, interval: float, clock: Clock, safety: Callable[[str], float] = lambda host: 0.0):
         self.interval = interval
-        self.safety = safety
+        self.safety = safety  # host -> its margin above the interval, asked once per host
         self.clock = clock
         self.start_at: float | None = None
         self._slots: dict[str, _HostSlot] = {}
@@ -63,20 +64,18 @@ class HostPacer:
         """
         self.start_at = at
 
-    def _slot(self, host: str, safety: float | None = None) -> _HostSlot:
+    def _slot(self, host: str) -> _HostSlot:
         with self._guard:
             slot = self._slots.get(host)
-            if slot is None:
-                slot = self._slots[host] = _HostSlot(self.safety if safety is None else safety)
-            return slot
+        if slot is None:
+            margin = self.safety(host)  # may resolve the host: outside the lock
+            with self._guard:
+                slot = self._slots.setdefault(host, _HostSlot(margin))
+        return slot
 
-    def acquire(self, host: str, safety: float | None = None) -> "_Turn":
-        """Return a context manager holding the host's turn; `wait()` on it before contact.
-
-        `safety`, given on a host's first turn, is its margin above the interval
-        (the pacer's default otherwise).
-        """
-        return _Turn(self, self._slot(host, safety))
+    def acquire(self, host: str) -> "_Turn":
+        """Return a context manager holding the host's turn; `wait()` on it before contact."""
+        return _Turn(self, self._slot(host))
 
     def gap_until_ready(self, host: str) -> float:
         """Return how many seconds remain before the host may be asked again."""

@@ -149,10 +149,10 @@ def test_first_contacts_wait_for_the_start_line(farm, make_ctx):
 
 
 def test_each_host_keeps_its_own_margin_above_the_interval():
-    pacer = HostPacer(1.0, Clock(), safety=0.05)
-    with pacer.acquire("far.example", 0.05) as turn:
+    pacer = HostPacer(1.0, Clock(), safety=lambda host: 0.0002 if host.startswith("127.") else 0.05)
+    with pacer.acquire("far.example") as turn:
         turn.wait()
-    with pacer.acquire("127.0.0.1:8000", 0.0002) as turn:
+    with pacer.acquire("127.0.0.1:8000") as turn:
         turn.wait()
     assert 1.04 < pacer.gap_until_ready("far.example") <= 1.05
     assert 0.99 < pacer.gap_until_ready("127.0.0.1:8000") <= 1.0002
@@ -163,5 +163,5 @@ def test_loopback_hosts_get_the_loopback_margin(farm, make_ctx):
     ctx = make_ctx()
     ctx.fetcher.get(host.url("/p"), purpose="test")
     netloc = host.url("/").split("/")[2]
-    assert ctx.fetcher._safety == {netloc: settings.LOOPBACK_PACING_SAFETY_SECONDS}
+    assert ctx.fetcher.pacer._slot(netloc).safety == settings.LOOPBACK_PACING_SAFETY_SECONDS
     assert settings.PACING_SAFETY_SECONDS > settings.LOOPBACK_PACING_SAFETY_SECONDS
