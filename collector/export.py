@@ -91,7 +91,7 @@ def _check_continues(conn, header: dict, last: Path | None) -> None:
         if not top:
             continue
         try:
-            row = conn.execute(f'SELECT * FROM "{table}" WHERE rowid = ?', (top,)).fetchone()
+            row = conn.execute(f'SELECT * FROM "{table}" WHERE id = ?', (top,)).fetchone()
         except sqlite3.OperationalError:
             row = None
         if row is None or row_digest(dict(row)) != header["boundary"].get(table):

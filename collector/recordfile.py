@@ -118,7 +118,10 @@ def record_tables(conn: sqlite3.Connection) -> list[str]:
                         "AND name NOT LIKE 'sqlite_%'").fetchall()
     virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL")]
     names = [name for name, _ in rows if name not in virtual and not name.startswith(BOOKKEEPING_PREFIX)
-             and not any(name.startswith(v + "_") for v in virtual)]
+             and not any(name.startswith(v + "_") for v in virtual) and name not in schema.STORAGE_TABLES]
+    # A record table kept as a view over storage tables is exported as the view.
+    views = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}
+    names += [v for v in set(schema.STORAGE_TABLES.values()) if v in views]
     known = [t for t in ORDER if t in names]
     return known + sorted(set(names) - set(known))
 
@@ -130,6 +133,8 @@ def columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 def key_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     """Return a table's primary-key columns (the rowid when it declares none)."""
+    if table in schema.STORAGE_TABLES.values():
+        return ["id"]  # a view: PRAGMA table_info names no key, its id is its storage row's
     info = sorted((r[5], r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")') if r[5])
     return [name for _, name in info] or ["rowid"]
 

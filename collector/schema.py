@@ -24,14 +24,22 @@ APPEND_ONLY_TABLES = (
     "run_finishes",
 )
 
+# Tables that store a record table kept as a view: the view is what the record,
+# the readers and the exports see; these are its storage, append-only too.
+STORAGE_TABLES = {
+    "listing_entry_values": "listing_entries",
+    "listing_items": "listing_entries",
+}
 
-def append_only_triggers(table: str) -> str:
-    """Return the SQL that makes one table refuse UPDATE and DELETE."""
+
+def append_only_triggers(table: str, *, view: bool = False) -> str:
+    """Return the SQL that makes one table (or view) refuse UPDATE and DELETE."""
     message = f"{table} is append-only: observations are never updated or deleted"
+    when = "INSTEAD OF" if view else "BEFORE"
     return f"""
-CREATE TRIGGER IF NOT EXISTS {table}_no_update BEFORE UPDATE ON {table}
+CREATE TRIGGER IF NOT EXISTS {table}_no_update {when} UPDATE ON {table}
 BEGIN SELECT RAISE(ABORT, '{message}'); END;
-CREATE TRIGGER IF NOT EXISTS {table}_no_delete BEFORE DELETE ON {table}
+CREATE TRIGGER IF NOT EXISTS {table}_no_delete {when} DELETE ON {table}
 BEGIN SELECT RAISE(ABORT, '{message}'); END;
 """
 
@@ -320,4 +328,81 @@ CREATE TABLE export_head (
 );
 """ + append_only_triggers("warc_files")
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# Listing entries stored once per distinct value. Feeds list the same entries
+# hour after hour: kept whole, every listing's rows were three fifths of the
+# database after a few days (bench/storage_growth.py). Each listing position
+# is now a small row (listing_items) pointing at the entry's values
+# (listing_entry_values, one row per distinct set of values); the view
+# listing_entries shows them exactly as the table did, same ids, same columns
+# in the same order, so readers, exports and the record are unchanged, and an
+# INSERT into the view stores a new value row only when no equal one exists.
+_LISTING_ENTRY_COLUMNS = ("url", "url_key", "title", "published_raw", "published_utc",
+                          "modified_raw", "modified_utc", "queue_reason")
+_SAME_VALUES = " AND ".join(f"v.{c} IS NEW.{c}" for c in _LISTING_ENTRY_COLUMNS[2:])
+_V4 = f"""
+CREATE TABLE listing_entry_values (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    url_key TEXT NOT NULL,
+    title TEXT,
+    published_raw TEXT,
+    published_utc TEXT,
+    modified_raw TEXT,
+    modified_utc TEXT,
+    queue_reason TEXT
+);
+CREATE INDEX listing_entry_values_key ON listing_entry_values(url_key);
+CREATE TABLE listing_items (
+    id INTEGER PRIMARY KEY,
+    listing_id INTEGER NOT NULL REFERENCES listings(id),
+    position INTEGER NOT NULL,
+    value_id INTEGER NOT NULL REFERENCES listing_entry_values(id),
+    UNIQUE (listing_id, position)
+);
+CREATE INDEX listing_items_value ON listing_items(value_id);
+INSERT INTO listing_entry_values ({", ".join(_LISTING_ENTRY_COLUMNS)})
+    SELECT {", ".join(_LISTING_ENTRY_COLUMNS)} FROM listing_entries
+    GROUP BY {", ".join(_LISTING_ENTRY_COLUMNS)} ORDER BY MIN(id);
+INSERT INTO listing_items (id, listing_id, position, value_id)
+    SELECT e.id, e.listing_id, e.position, (
+        SELECT v.id FROM listing_entry_values v WHERE v.url_key = e.url_key AND v.url = e.url AND
+            {_SAME_VALUES.replace("NEW.", "e.")} ORDER BY v.id LIMIT 1)
+    FROM listing_entries e ORDER BY e.id;
+-- capture_queue pointed at listing_entries(id); a foreign key needs a table.
+CREATE TABLE capture_queue_v4 (
+    url_key TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    outlet_id TEXT NOT NULL,
+    article_id INTEGER REFERENCES articles(id),
+    reason TEXT NOT NULL,
+    listing_entry_id INTEGER REFERENCES listing_items(id),
+    sort_time TEXT,                 -- the entry's date, for newest-first
+    queued_at TEXT NOT NULL,
+    queued_run INTEGER NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',  -- pending, captured, failed
+    last_request_id INTEGER,
+    done_at TEXT
+);
+INSERT INTO capture_queue_v4 SELECT * FROM capture_queue;
+DROP TABLE capture_queue;
+ALTER TABLE capture_queue_v4 RENAME TO capture_queue;
+CREATE INDEX capture_queue_state ON capture_queue(state, outlet_id);
+DROP TABLE listing_entries;
+CREATE VIEW listing_entries AS
+    SELECT i.id AS id, i.listing_id AS listing_id, i.position AS position,
+           {", ".join(f"v.{c} AS {c}" for c in _LISTING_ENTRY_COLUMNS)}
+      FROM listing_items AS i JOIN listing_entry_values AS v ON v.id = i.value_id;
+CREATE TRIGGER listing_entries_insert INSTEAD OF INSERT ON listing_entries BEGIN
+    INSERT INTO listing_entry_values ({", ".join(_LISTING_ENTRY_COLUMNS)})
+        SELECT {", ".join(f"NEW.{c}" for c in _LISTING_ENTRY_COLUMNS)}
+        WHERE NOT EXISTS (SELECT 1 FROM listing_entry_values v
+                           WHERE v.url_key = NEW.url_key AND v.url = NEW.url AND {_SAME_VALUES});
+    INSERT INTO listing_items (id, listing_id, position, value_id)
+        VALUES (NEW.id, NEW.listing_id, NEW.position,
+                (SELECT v.id FROM listing_entry_values v
+                  WHERE v.url_key = NEW.url_key AND v.url = NEW.url AND {_SAME_VALUES}
+                  ORDER BY v.id LIMIT 1));
+END;
+""" + append_only_triggers("listing_entries", view=True)
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)

@@ -63,8 +63,8 @@ class Store:
                     if number > current:
                         self._executescript_in_tx(script)
                         self.conn.execute(f"PRAGMA user_version = {number}")
-                for table in schema.APPEND_ONLY_TABLES:
-                    if self.db[table].exists():
+                for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
+                    if self.db[table].exists():  # a table: a view has its own triggers
                         self._executescript_in_tx(schema.append_only_triggers(table))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot migrate database {self.path}: {exc}") from exc
@@ -93,13 +93,16 @@ class Store:
             self.conn.execute("COMMIT")
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
-        """Insert one row and return its rowid."""
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        values = [_sql_value(v) for v in row.values()]
+        """Insert one row and return its rowid (its id, for a view that stores rows elsewhere)."""
         with self.transaction() as conn:
+            if "id" not in row and table in schema.STORAGE_TABLES.values():
+                # An INSERT through a view's trigger leaves lastrowid as it was: take the id first.
+                row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {table}").fetchone()[0], **row}
+            columns = ", ".join(row)
+            marks = ", ".join("?" for _ in row)
+            values = [_sql_value(v) for v in row.values()]
             cursor = conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
-            return int(cursor.lastrowid)
+            return int(row["id"]) if table in schema.STORAGE_TABLES.values() else int(cursor.lastrowid)
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         """Run one statement inside a transaction and return its cursor."""

@@ -148,7 +148,7 @@ def test_datasette_searches_snapshots_through_the_index(record):
 def documented_tables(path: Path) -> dict[str, list[str]]:
     conn = sqlite3.connect(str(path))
     try:
-        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         shadows = ("snapshots_fts_", "export_shadow_")
         return {n: [c[1] for c in conn.execute(f'PRAGMA table_info("{n}")')]
@@ -159,7 +159,7 @@ def documented_tables(path: Path) -> dict[str, list[str]]:
 
 def test_every_table_and_column_is_described(record):
     tables = documented_tables(record)
-    assert "snapshots_fts" in tables and "warc_files" in tables
+    assert "snapshots_fts" in tables and "warc_files" in tables and "listing_entries" in tables
     missing = [f"{t}.{c}" for t, cols in tables.items() for c in cols
                if not DB["tables"].get(t, {}).get("columns", {}).get(c)]
     undescribed = [t for t in tables if not DB["tables"].get(t, {}).get("description")]

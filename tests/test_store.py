@@ -82,3 +82,109 @@ def test_failed_transaction_leaves_nothing(store):
 
 def test_wal_mode(store):
     assert store.one("PRAGMA journal_mode")[0] == "wal"
+
+
+# -- listing entries: a view over values stored once (migration 4) ------------------
+
+ENTRY_COLUMNS = ("url", "url_key", "title", "published_raw", "published_utc", "modified_raw",
+                 "modified_utc", "queue_reason")
+
+
+def _listing(store: Store, run: int) -> int:
+    return store.insert("listings", dict(run_id=run, outlet_id="o", url="http://127.0.0.1/feed",
+                                         fetched_at="2026-01-01T00:00:00Z", kind="rss", entry_count=2))
+
+
+def _entry(listing: int, position: int, url: str, title: str | None, **more) -> dict:
+    return dict(listing_id=listing, position=position, url=url, url_key=url, title=title, **more)
+
+
+def test_equal_entries_are_stored_once_and_read_back_whole(store):
+    run = _seed(store)["run"]
+    first, second = _listing(store, run), _listing(store, run)
+    ids = [store.insert("listing_entries", _entry(first, 0, "http://127.0.0.1/a", "ক", queue_reason="recent")),
+           store.insert("listing_entries", _entry(first, 1, "http://127.0.0.1/b", None)),
+           # The next listing repeats both; the first without its queue reason, so that one is a new value.
+           store.insert("listing_entries", _entry(second, 0, "http://127.0.0.1/a", "ক")),
+           store.insert("listing_entries", _entry(second, 1, "http://127.0.0.1/b", None))]
+    assert ids == [1, 2, 3, 4]
+    assert store.one("SELECT COUNT(*) FROM listing_entry_values")[0] == 3
+    assert store.one("SELECT COUNT(*) FROM listing_items")[0] == 4
+    rows = [tuple(r) for r in store.query("SELECT * FROM listing_entries ORDER BY id")]
+    assert rows == [
+        (1, first, 0, "http://127.0.0.1/a", "http://127.0.0.1/a", "ক", None, None, None, None, "recent"),
+        (2, first, 1, "http://127.0.0.1/b", "http://127.0.0.1/b", None, None, None, None, None, None),
+        (3, second, 0, "http://127.0.0.1/a", "http://127.0.0.1/a", "ক", None, None, None, None, None),
+        (4, second, 1, "http://127.0.0.1/b", "http://127.0.0.1/b", None, None, None, None, None, None)]
+    # An explicit id (as a rebuild writes) is kept.
+    store.insert("listing_entries", {"id": 10, **_entry(second, 2, "http://127.0.0.1/c", "গ")})
+    assert store.one("SELECT listing_id, position, url FROM listing_entries WHERE id = 10")[:] == (
+        second, 2, "http://127.0.0.1/c")
+    with pytest.raises(sqlite3.IntegrityError):  # one entry per listing position, as before
+        store.insert("listing_entries", _entry(second, 2, "http://127.0.0.1/d", None))
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE listing_entries SET title = 'edited'",
+    "DELETE FROM listing_entries",
+    "UPDATE listing_items SET position = 5",
+    "DELETE FROM listing_items",
+    "UPDATE listing_entry_values SET title = 'edited'",
+    "DELETE FROM listing_entry_values",
+])
+def test_listing_entries_and_their_storage_cannot_be_edited(store, statement):
+    run = _seed(store)["run"]
+    store.insert("listing_entries", _entry(_listing(store, run), 0, "http://127.0.0.1/a", "ক"))
+    for conn in (store.conn, sqlite3.connect(store.path)):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute(statement)
+    assert store.one("SELECT title FROM listing_entries")[0] == "ক"
+
+
+def test_migration_4_keeps_every_listing_entry_and_the_capture_queue(tmp_path):
+    """A database written before migration 4 reads the same, row for row, after it."""
+    from collector.store import _split_sql
+
+    path = tmp_path / "v3.db"
+    raw = sqlite3.connect(path)
+    for script in schema.MIGRATIONS[:3]:
+        for statement in _split_sql(script):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version = 3")
+    raw.execute("INSERT INTO runs (id, command, started_at, vantage, software_version, settings) "
+                "VALUES (1, 't', 'a', 'v', '0', '{}')")
+    for listing in (1, 2, 3):
+        raw.execute("INSERT INTO listings (id, run_id, outlet_id, url, fetched_at, kind, entry_count) "
+                    "VALUES (?, 1, 'o', 'http://127.0.0.1/feed', 'a', 'rss', 3)", (listing,))
+    before = []
+    next_id = 1
+    for listing in (1, 2, 3):
+        for position, (url, title, published) in enumerate([
+                ("http://127.0.0.1/a", "ক", "Tue, 01 Sep 2026 05:30:00 +0600"),
+                ("http://127.0.0.1/b", None, None),
+                (f"http://127.0.0.1/only-{listing}", "খ", None)]):
+            row = (next_id + 7, listing, position, url, url.lower(), title, published,
+                   None, None, None, "recent" if listing == 1 else None)
+            raw.execute("INSERT INTO listing_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            before.append(row)
+            next_id += 1
+    raw.execute("INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
+                "VALUES (1, 'o', 'k', 'u', 'a', 1)")
+    raw.execute("INSERT INTO capture_queue (url_key, url, outlet_id, article_id, reason, listing_entry_id, "
+                "queued_at, queued_run, state) VALUES ('k', 'u', 'o', 1, 'recent', 8, 'a', 1, 'captured')")
+    raw.commit()
+    queue_before = raw.execute("SELECT * FROM capture_queue").fetchall()
+    raw.close()
+
+    store = Store(path)
+    assert store.schema_version() == len(schema.MIGRATIONS)
+    assert [tuple(r) for r in store.query("SELECT * FROM listing_entries ORDER BY id")] == before
+    # 9 entries, 7 distinct sets of values: listing 1's three (queued), listing 2's three (not queued),
+    # and listing 3's own address; its a and b repeat listing 2's.
+    assert store.one("SELECT COUNT(*) FROM listing_entry_values")[0] == 7
+    assert [tuple(r) for r in store.query("SELECT * FROM capture_queue")] == [tuple(r) for r in queue_before]
+    assert store.query("PRAGMA foreign_key_check") == []
+    # The queue may still change (a state table), and still refers to an entry's id.
+    store.execute("UPDATE capture_queue SET state = 'pending'")
+    with pytest.raises(sqlite3.IntegrityError):
+        store.execute("UPDATE capture_queue SET listing_entry_id = 999")
