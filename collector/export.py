@@ -382,18 +382,34 @@ def export_new_command(db, out_dir, warc_dir):
 @export.command("rebuild")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to read.")
 @click.option("--db", default="data/takedownwatch.db", show_default=True, help="New database to write.")
-def rebuild_command(out_dir, db):
+@click.option("--resume", is_flag=True,
+              help="The database exists and holds the record up to one of its files: read only the later "
+                   "files. Refused, and the database left as it was, when it holds anything else.")
+def rebuild_command(out_dir, db, resume):
     """Rebuild the database from the export folder (the database must not exist).
+
+    With --resume, bring an existing database level with the folder instead
+    (the collect workflow keeps its database in the Actions cache between runs).
 
     \b
     Example:
         python -m collector export rebuild --out data/record --db data/takedownwatch.db
+        python -m collector export rebuild --resume --out data/record --db data/takedownwatch.db
     """
+    from .rebuild import resume as _resume
+
     try:
-        counts = rebuild(out_dir, db)
+        if resume:
+            files, counts = _resume(out_dir, db)
+        else:
+            counts = rebuild(out_dir, db)
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"rebuilt {db}: " + (", ".join(f"{t} {n}" for t, n in counts.items()) or "empty record"))
+    rows = ", ".join(f"{t} {n}" for t, n in counts.items())
+    if resume:
+        click.echo(f"resumed {db}: {files} newer export file(s)" + (f": {rows}" if rows else ", already level"))
+    else:
+        click.echo(f"rebuilt {db}: " + (rows or "empty record"))
 
 
 @export.command("verify")

@@ -20,7 +20,61 @@ def rebuild(out_dir: str | Path, db_path: str | Path) -> dict[str, int]:
     if Path(db_path).exists():
         raise ExportError(f"{db_path} exists: rebuild writes a new database only")
     verify(out_dir)
-    files = batches(out_dir)
+    return _replay(out_dir, db_path, batches(out_dir), check_references=True)
+
+
+def resume(out_dir: str | Path, db_path: str | Path) -> tuple[int, dict[str, int]]:
+    """Return (files loaded, rows per table) after bringing a database level with the export folder.
+
+    The database must hold exactly what the folder held at one of its files:
+    it was rebuilt from the folder, or exported to it, and nothing was added
+    since (every table's last id is that file's, every state table is as that
+    file left it). Only the files after that one are read, so the hourly job
+    does not replay the whole record each time. Raises ExportError for a
+    database that does not continue the folder, which is left untouched.
+    """
+    out = Path(out_dir)
+    if not Path(db_path).is_file():
+        raise ExportError(f"{db_path} does not exist: nothing to resume")
+    files = batches(out)
+    store = Store(db_path)
+    try:
+        head = store.conn.execute("SELECT batch, sha256 FROM export_head WHERE id = 1").fetchone()
+        names = [f.relative_to(out).as_posix() for f in files]
+        if head is None or head[0] not in names:
+            raise ExportError(f"{db_path} was not brought level with a file of {out_dir} "
+                              f"(it was last level with {head[0] if head else 'no file'})")
+        at = names.index(head[0])
+        if file_sha256(files[at]) != head[1]:
+            raise ExportError(f"{files[at]} is not the file {db_path} was brought level with: it was changed")
+        later = files[at + 1:]
+        previous = head[1]
+        for path in later:  # the chain from the database's file on (the rest was checked when it was built)
+            if read_header(path).get("previous_sha256") != previous:
+                raise ExportError(f"{path}: does not follow the file before it (SHA-256 chain broken)")
+            previous = file_sha256(path)
+        _check_nothing_unexported(store.conn, read_header(files[at]), db_path)
+    finally:
+        store.close()
+    return len(later), _replay(out_dir, db_path, later, check_references=False)
+
+
+def _check_nothing_unexported(conn, header: dict, db_path) -> None:
+    """Raise unless the database holds no row, and no state, that its file does not."""
+    from .export import _keyed_lines
+
+    _check_continues(conn, header, db_path)
+    for table in record_tables(conn):
+        if _by_id(conn, table):
+            top = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}"').fetchone()[0]
+            if top != header["through"].get(table, 0):
+                raise ExportError(f"{db_path} holds {table} rows after the record's last "
+                                  f"({top} > {header['through'].get(table, 0)}): rows that were never exported")
+        elif _keyed_lines(conn, table, []):
+            raise ExportError(f"{db_path} holds {table} rows that differ from the record's")
+
+
+def _replay(out_dir, db_path, files: list[Path], *, check_references: bool) -> dict[str, int]:
     store = Store(db_path)
     conn = store.conn
     conn.execute("PRAGMA foreign_keys = OFF")  # files order rows by table, not by reference
@@ -34,11 +88,14 @@ def rebuild(out_dir: str | Path, db_path: str | Path) -> dict[str, int]:
             header = read_header(files[-1]) if files else None
             if header:
                 _check_continues(conn, header, files[-1])
-            problems = conn.execute("PRAGMA foreign_key_check").fetchmany(5)
-            if problems:
-                raise ExportError(f"rebuilt rows point at rows the record lacks: {[tuple(p) for p in problems]}")
+            if check_references:  # a full rebuild; a resumed one was checked when it was built
+                problems = conn.execute("PRAGMA foreign_key_check").fetchmany(5)
+                if problems:
+                    raise ExportError(f"rebuilt rows point at rows the record lacks: "
+                                      f"{[tuple(p) for p in problems]}")
             for table in record_tables(conn):
-                if not _by_id(conn, table):
+                if not _by_id(conn, table) and (check_references or files):
+                    conn.execute(f'DROP TABLE IF EXISTS "{_shadow(table)}"')  # bookkeeping, made anew
                     _create_shadow(conn, table)
                     _keys, select = _key_select(conn, table)
                     conn.execute(f'INSERT INTO "{_shadow(table)}" SELECT {select} FROM "{table}"')

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -71,6 +72,7 @@ def test_workflow_cycle_round_trips(tmp_path, outlets):  # noqa: F811
     assert one.path is not None and one.rows["snapshots"] > 0 and one.rows["capture_queue"] > 0
     assert one.warc_files and not one.missing_warc_files
     first.close()
+    shutil.copyfile(tmp_path / "first.db", tmp_path / "cached.db")
 
     # The next job starts from the committed files only.
     ex.rebuild(record, tmp_path / "second.db")
@@ -88,6 +90,20 @@ def test_workflow_cycle_round_trips(tmp_path, outlets):  # noqa: F811
     assert dump(tmp_path / "third.db") == dump(tmp_path / "second.db")
 
     lines = [json.loads(x) for x in two.path.read_text(encoding="utf-8").splitlines()[1:]]
+    # The collect workflow keeps its database in the Actions cache: a copy of the first
+    # database, saved after its export, is brought level by reading only the second file.
+    files, counts = rebuild_module.resume(record, tmp_path / "cached.db")
+    assert files == 1 and counts["snapshots"] == two.rows["snapshots"]
+    assert dump(tmp_path / "cached.db") == dump(tmp_path / "second.db")
+    # ...and goes on like the one it equals: its next run exports where the record left off.
+    cached = Store(tmp_path / "cached.db")
+    collect(cached, outlets, NOW + timedelta(hours=4), warc)
+    three = ex.export_new(cached, record, warc_dir=warc, now=NOW + timedelta(hours=4))
+    cached.close()
+    assert three.path is not None and ex.verify(record) == 3
+    ex.rebuild(record, tmp_path / "fourth.db")
+    assert dump(tmp_path / "fourth.db") == dump(tmp_path / "cached.db")
+
     # The hour-later listings repeat the first run's entries: written as ranges, not rows.
     listed = [x for x in lines if x["t"] == "listing_entries"]
     assert listed and all("parts" in x for x in listed)
@@ -207,6 +223,63 @@ def test_round_trip_of_direct_rows_with_state_changes(small, tmp_path):
     assert ex.verify(record) == 4
 
 
+def _resumable(small, tmp_path) -> tuple[Path, Path]:
+    """Export the small database twice (two files); return (record, a copy level with file 1)."""
+    store, article, record = small
+    ex.export_new(store, record, now=DAY)
+    store.checkpoint()
+    shutil.copyfile(store.path, tmp_path / "cached.db")
+    _snapshot(store, _run(store, DAY + timedelta(hours=1)), article, TEXT + " নতুন", purpose="recheck")
+    store.execute("UPDATE capture_queue SET state = 'captured' WHERE url_key = 'https://o.test/0'")
+    ex.export_new(store, record, now=DAY + timedelta(hours=1))
+    store.checkpoint()
+    return record, tmp_path / "cached.db"
+
+
+def test_resume_reads_only_the_later_files_and_equals_a_rebuild(small, tmp_path):
+    record, cached = _resumable(small, tmp_path)
+    files, counts = rebuild_module.resume(record, cached)
+    assert files == 1 and counts == {"runs": 1, "requests": 1, "snapshots": 1, "capture_queue": 1}
+    assert dump(cached) == dump(tmp_path / "small.db")
+    assert rebuild_module.resume(record, cached) == (0, {})  # level already: reads nothing
+    # The state tables' shadows were brought level too: nothing is found to export again.
+    again = ex.export_new(Store(cached), record, now=DAY + timedelta(hours=2))
+    assert again.path is None
+
+
+@pytest.mark.parametrize("change, refusal", [
+    ("INSERT INTO runs (command, started_at, vantage, software_version, settings) "
+     "VALUES ('run', 'later', 't', '0', '{}')", "never exported"),
+    ("UPDATE capture_queue SET state = 'failed'", "differ from the record"),
+])
+def test_resume_refuses_a_database_holding_what_the_record_does_not(small, tmp_path, change, refusal):
+    record, cached = _resumable(small, tmp_path)
+    conn = sqlite3.connect(cached)
+    conn.execute(change)
+    conn.commit()
+    conn.close()
+    before = dump(cached)
+    with pytest.raises(ex.ExportError, match=refusal):
+        rebuild_module.resume(record, cached)
+    assert dump(cached) == before  # left as it was
+
+
+def test_resume_refuses_a_changed_file_and_a_foreign_database(small, tmp_path):
+    record, cached = _resumable(small, tmp_path)
+    first = ex.batches(record)[0]
+    original = first.read_bytes()
+    first.write_bytes(original.replace("কার্যালয়ে".encode(), "কার্যালয়".encode(), 1))
+    with pytest.raises(ex.ExportError, match="was changed"):
+        rebuild_module.resume(record, cached)
+    first.write_bytes(original)
+    other = Store(tmp_path / "other.db")
+    other.close()
+    with pytest.raises(ex.ExportError, match="not brought level"):
+        rebuild_module.resume(record, tmp_path / "other.db")
+    with pytest.raises(ex.ExportError, match="does not exist"):
+        rebuild_module.resume(record, tmp_path / "absent.db")
+
+
 def test_blobs_floats_and_nulls_survive(tmp_path):
     store = Store(tmp_path / "odd.db")
     store.execute("CREATE TABLE odd_state (k TEXT PRIMARY KEY, b BLOB, f REAL, n INTEGER)")
@@ -294,6 +367,8 @@ def test_command_line(small, tmp_path):
     assert rebuilt.exit_code == 0, rebuilt.output
     refused = runner.invoke(ex.export, ["rebuild", "--out", str(record), "--db", str(tmp_path / "r.db")])
     assert refused.exit_code == 1 and "exists" in refused.output
+    resumed = runner.invoke(ex.export, ["rebuild", "--resume", "--out", str(record), "--db", str(tmp_path / "r.db")])
+    assert resumed.exit_code == 0 and "already level" in resumed.output, resumed.output
     for command in ("new", "rebuild", "verify"):
         assert "Example:" in runner.invoke(ex.export, [command, "--help"]).output
 

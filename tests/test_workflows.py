@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -320,3 +321,76 @@ def test_run_summary_gives_groups_requests_duration_and_warnings(record):  # noq
     assert "| ok | 3 | 0 |" in text and "| robots_disallowed | 1 | 1 |" in text
     assert "### Warnings (0)" in text and "jago" not in text
     assert "No `archive` run" in run_summary.summary(record, "archive")
+
+
+# -- the working database between jobs ---------------------------------------------------------
+
+def _level(record: Path, db: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHON=sys.executable,
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(record), str(db)], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path):
+    from datetime import datetime, timezone
+
+    from collector import export
+    from collector.store import Store
+    from tests.test_export import dump
+
+    store = Store(tmp_path / "job.db")
+    record = tmp_path / "record"
+    when = datetime(2026, 9, 1, tzinfo=timezone.utc)
+
+    def run(n: int) -> None:
+        store.insert("runs", {"command": "run", "started_at": f"r{n}", "vantage": "v",
+                              "software_version": "0", "settings": "{}"})
+        export.export_new(store, record, now=when)
+        store.checkpoint()
+
+    run(1)
+    shutil.copyfile(tmp_path / "job.db", tmp_path / "saved.db")  # what the job saved to the cache
+    run(2)
+    store.close()
+
+    fresh = _level(record, tmp_path / "fresh.db")  # no saved copy: the whole record is read
+    assert fresh.returncode == 0 and "rebuilt" in fresh.stdout, fresh.stdout + fresh.stderr
+    resumed = _level(record, tmp_path / "saved.db")
+    assert resumed.returncode == 0 and "resumed" in resumed.stdout and "1 newer export file" in resumed.stdout, \
+        resumed.stdout + resumed.stderr
+    assert dump(tmp_path / "saved.db") == dump(tmp_path / "fresh.db") == dump(tmp_path / "job.db")
+
+    # A copy holding a run the record lacks (its job failed before pushing) is discarded.
+    conn = sqlite3.connect(tmp_path / "saved.db")
+    conn.execute("INSERT INTO runs (command, started_at, vantage, software_version, settings) "
+                 "VALUES ('run', 'lost', 'v', '0', '{}')")
+    conn.commit()
+    conn.close()
+    discarded = _level(record, tmp_path / "saved.db")
+    assert discarded.returncode == 0, discarded.stdout + discarded.stderr
+    assert "::warning::the cached database does not continue the record" in discarded.stderr
+    assert "rebuilt" in discarded.stdout
+    assert dump(tmp_path / "saved.db") == dump(tmp_path / "fresh.db")
+
+
+def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushing():
+    for name in ("collect.yml", "archive.yml", "pages.yml"):
+        workflow = load(WORKFLOWS / name)
+        listed = list(steps(workflow))
+        uses = [s.get("uses", "").split("@")[0] for s in listed]
+        text = [s.get("run", "") for s in listed]
+        restore = uses.index("actions/cache/restore")
+        level = next(i for i, t in enumerate(text) if "level_database.sh" in t)
+        assert restore < level and "export rebuild" not in "\n".join(text)
+        assert listed[restore]["with"]["restore-keys"] == "record-db-"
+        assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
+        if name == "pages.yml":
+            assert "actions/cache/save" not in uses  # reads the record, never saves a database
+            continue
+        save = uses.index("actions/cache/save")
+        push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)
+        fold = next(i for i, t in enumerate(text) if "wal_checkpoint" in t)
+        assert push < fold < save and "if" not in listed[save]  # skipped when any step before failed
+        assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
+        assert listed[save]["with"]["key"].startswith("record-db-")

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Brings the working database level with the committed record before a job uses it.
+#
+# The database is never committed: the record (data/record) is the truth. A job
+# starts from the copy the last successful job saved to the Actions cache, and
+# reads only the export files written since (`export rebuild --resume`). When
+# there is no copy, or the copy holds anything the record does not (its job
+# failed before pushing, or the record was rewritten), the copy is discarded and
+# the database is rebuilt from the whole record.
+#
+#   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
+set -euo pipefail
+record=${1:?usage: level_database.sh RECORD DB}
+db=${2:?usage: level_database.sh RECORD DB}
+python=${PYTHON:-python}
+mkdir -p "$record"
+if [[ -f "$db" ]]; then
+  if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
+    exit 0
+  fi
+  echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
+  rm -f -- "$db" "$db-wal" "$db-shm"
+fi
+"$python" -m collector export rebuild --out "$record" --db "$db"
