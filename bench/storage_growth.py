@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from collector import export, settings  # noqa: E402
+from collector.rebuild import resume  # noqa: E402
 from collector.context import settings_snapshot  # noqa: E402
 from collector.extract import extract  # noqa: E402
 from collector.listings import parse_listing  # noqa: E402
@@ -473,9 +474,13 @@ def main() -> None:
           f"commit {args.commit}; work folder {work}", flush=True)
 
     export_seconds = 0.0
+    saved = work / "saved.db"  # the database as the last job of the run saved it to the Actions cache
     for day in range(args.days):
         for hour in range(24):
             h = day * 24 + hour
+            if h == args.days * 24 - 1:
+                store.checkpoint()
+                shutil.copyfile(db_path, saved)
             sim.hour(h)
             t = time.monotonic()
             export.export_new(store, record, now=START + timedelta(hours=h, minutes=10))
@@ -492,11 +497,19 @@ def main() -> None:
     store.checkpoint()
     files = export.batches(record)
     size_files = sum(p.stat().st_size for p in files)
+    size_text = sum(len(export.read_text(p).encode("utf-8")) for p in files)
     largest, largest_name = largest_file(record)
     rows = {t: store.one(f"SELECT COUNT(*) FROM {t}")[0] for t in
             ("listing_entries", "requests", "snapshots", "checks", "capture_queue", "archive_submissions")}
     db_size = db_path.stat().st_size
     store.close()
+    t = time.monotonic()
+    resumed_files, _ = resume(record, saved)
+    resume_seconds = time.monotonic() - t
+    t = time.monotonic()
+    export.rebuild(record, work / "rebuilt.db")
+    rebuild_seconds = time.monotonic() - t
+    per_check = recheck_cost(files[-min(len(files), 480):])
     warc_total, warc_largest = warc_volume(db_path)
     t = time.monotonic()
     packed, by_day = packed_by_day(repo)
@@ -507,6 +520,10 @@ def main() -> None:
     late = (sum(by_day[d] for d in tail) / len(tail) + overhead_per_day) * scale
     month = packed * scale
     projected = month + late * (365 - args.days)
+    # The 2160 h slot first falls due on day 90: from then on one more revisit per article a day
+    # (the 8760 h slot falls due on day 365, outside the first year).
+    extra_slot = (args.per_day * args.outlets * per_check * max(0, 365 - max(90, args.days))
+                  if args.rechecks and per_check else 0)
 
     mib, gib = 2**20, 2**30
     print()
@@ -515,12 +532,14 @@ def main() -> None:
     print(f"growth per day: {month / args.days / mib:.1f} MiB on average, {late / mib:.1f} MiB/day over the "
           f"last {len(tail)} days (packed bytes of each day's files, from git verify-pack)")
     print(f"projected after 365 days: {projected / gib:.2f} GiB (month + {365 - args.days} days at the last rate)")
-    if args.rechecks:
-        print("  the 2160 h and 8760 h revisit slots first fall due after 90 and 365 days: from day 90 "
-              "up to one check in seven more per article than measured here")
+    if extra_slot:
+        print(f"  with the 2160 h revisit slot, due from day 90 (one more revisit per article a day, "
+              f"{per_check / 1024:.2f} KiB each as measured): {(projected + extra_slot) / gib:.2f} GiB; "
+              "the 8760 h slot first falls due on day 365")
     print(f"export files: {len(files)} ({len(files) / args.days:.0f} a day), {size_files / mib * scale:.0f} MiB "
-          f"as text; largest {largest / mib:.2f} MiB simulated ({largest_name}), about "
-          f"{largest / mib * scale:.0f} MiB at {args.outlets} outlets (GitHub refuses files over 100 MiB)")
+          f"as stored (bzip2; {size_text / mib * scale:.0f} MiB of JSON lines); largest "
+          f"{largest / mib:.2f} MiB simulated ({largest_name}), about {largest / mib * scale:.1f} MiB at "
+          f"{args.outlets} outlets (GitHub refuses files over 100 MiB)")
     print(f"rows after {args.days} days (simulated): " + ", ".join(f"{k} {v:,}" for k, v in rows.items()))
     print(f"SQLite database (rebuilt, not committed): {db_size * scale / gib:.1f} GiB after {args.days} days, "
           f"about {db_size * scale / args.days * 365 / gib:.0f} GiB after a year (search index left out)")
@@ -528,9 +547,32 @@ def main() -> None:
           f"about {warc_total * scale / args.days * 365 / 2**40:.2f} TiB a year; largest run file "
           f"{warc_largest * scale / mib:.0f} MiB (asset limit 2 GiB); per exchange "
           f"{', '.join(f'{k} {v / 1024:.1f} KiB' for k, v in per_kind.items())} (warcio, real files)")
+    print(f"bringing the database level with the record: a job resuming the cache reads {resumed_files} "
+          f"file(s) in {resume_seconds:.2f} s simulated, about {resume_seconds * scale:.0f} s at "
+          f"{args.outlets} outlets, whatever the record's age; a full rebuild (cache lost) read {len(files)} files in "
+          f"{rebuild_seconds:.0f} s simulated, about {rebuild_seconds * scale / 60:.0f} min at {args.outlets} "
+          f"outlets after {args.days} days and {rebuild_seconds * scale / args.days * 365 / 3600:.1f} h after "
+          "a year (grows with the record)")
     print(f"time {time.monotonic() - started:.0f} s (export {export_seconds:.0f} s, git gc {gc_seconds:.0f} s)")
     if not args.keep:
         shutil.rmtree(work)
+
+
+def recheck_cost(files: list[Path]) -> float:
+    """Return the stored bytes of one revisit (its check, request and snapshot rows), compressed as exported."""
+    import bz2
+
+    lines, checks = [], 0
+    for path in files:
+        for line in export.read_text(path).splitlines()[1:]:
+            row = json.loads(line)
+            values = row.get("r") or {}
+            if row["t"] == "checks":
+                checks += 1
+                lines.append(line)
+            elif row["t"] in ("requests", "snapshots") and values.get("purpose") == "recheck":
+                lines.append(line)
+    return len(bz2.compress("\n".join(lines).encode("utf-8"), 9)) / checks if checks else 0.0
 
 
 def warc_volume(db_path: Path) -> tuple[int, int]:

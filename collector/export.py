@@ -18,9 +18,9 @@ from . import schema, settings
 from .errors import TakedownWatchError
 from .store import Store
 from .recordfile import (  # the format, used below and re-exported
-    ExportError, ExportResult, FORMAT, REPEATS, REPEAT_MIN_CHARS,
+    ExportError, ExportResult, FORMAT, REPEATS, REPEAT_MIN_CHARS, SUFFIX,
     _WARC_DAY, _by_id, _decode, _dumps, _encode, _lines,
-    batches, columns, file_sha256, key_columns, last_batch, read_header,
+    batches, columns, file_bytes, file_sha256, key_columns, last_batch, read_header, read_text,
     record_tables, row_digest, verify,
 )
 
@@ -71,7 +71,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         seq = header["batch"] + 1
         # A clock behind the last file's day (a replay with --now) must not file a later export earlier.
         day = max(f"{now:%Y/%m/%d}", last.relative_to(out).as_posix()[:10] if last else "")
-        relative = f"{day}/{seq:06d}.jsonl"
+        relative = f"{day}/{seq:06d}{SUFFIX}"
         head = {"format": FORMAT, "record": "takedownwatch", "batch": seq,
                 "written_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "software": settings.__version__,
                 "schema_version": len(schema.MIGRATIONS), "previous_sha256": previous_sha,
@@ -294,9 +294,9 @@ def _write_new(path: Path, lines: list[str]) -> Path:
     if path.exists():
         raise ExportError(f"{path} exists: an export file is never rewritten")
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".jsonl.partial")
-    with open(temporary, "x", encoding="utf-8", newline="\n") as fh:
-        fh.write("\n".join(lines) + "\n")
+    temporary = path.with_name(path.name + ".partial")
+    with open(temporary, "xb") as fh:
+        fh.write(file_bytes("\n".join(lines) + "\n", path))
         fh.flush()
         os.fsync(fh.fileno())
     os.link(temporary, path)  # fails if the name appeared meanwhile; rename would overwrite

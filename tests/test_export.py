@@ -89,7 +89,7 @@ def test_workflow_cycle_round_trips(tmp_path, outlets):  # noqa: F811
     ex.rebuild(record, tmp_path / "third.db")
     assert dump(tmp_path / "third.db") == dump(tmp_path / "second.db")
 
-    lines = [json.loads(x) for x in two.path.read_text(encoding="utf-8").splitlines()[1:]]
+    lines = [json.loads(x) for x in ex.read_text(two.path).splitlines()[1:]]
     # The collect workflow keeps its database in the Actions cache: a copy of the first
     # database, saved after its export, is brought level by reading only the second file.
     files, counts = rebuild_module.resume(record, tmp_path / "cached.db")
@@ -185,7 +185,7 @@ def test_only_new_and_changed_rows_are_written(small):
     _snapshot(store, run2, article, TEXT, purpose="recheck")
     second = ex.export_new(store, record, now=DAY + timedelta(hours=1))
     assert second.rows == {"runs": 1, "requests": 1, "snapshots": 1, "capture_queue": 1}
-    lines = [json.loads(x) for x in second.path.read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(x) for x in ex.read_text(second.path).splitlines()]
     header, rows = lines[0], lines[1:]
     assert header["after"]["snapshots"] == 1 and header["through"]["snapshots"] == 2
     queue = [x for x in rows if x["t"] == "capture_queue"]
@@ -203,7 +203,7 @@ def test_changed_text_is_written_out(small):
     run2 = _run(store, DAY + timedelta(hours=1))
     _snapshot(store, run2, article, TEXT + " সংশোধিত", purpose="recheck")
     result = ex.export_new(store, record, now=DAY)
-    rows = [json.loads(x) for x in result.path.read_text(encoding="utf-8").splitlines()[1:]]
+    rows = [json.loads(x) for x in ex.read_text(result.path).splitlines()[1:]]
     texts = [x["r"]["text"] for x in rows if x["t"] == "snapshots"]
     assert texts == [TEXT, TEXT + " সংশোধিত"]
 
@@ -268,7 +268,7 @@ def test_resume_refuses_a_changed_file_and_a_foreign_database(small, tmp_path):
     record, cached = _resumable(small, tmp_path)
     first = ex.batches(record)[0]
     original = first.read_bytes()
-    first.write_bytes(original.replace("কার্যালয়ে".encode(), "কার্যালয়".encode(), 1))
+    first.write_bytes(ex.file_bytes(ex.read_text(first).replace("কার্যালয়ে", "কার্যালয়", 1), first))
     with pytest.raises(ex.ExportError, match="was changed"):
         rebuild_module.resume(record, cached)
     first.write_bytes(original)
@@ -321,7 +321,7 @@ def test_a_changed_or_missing_file_breaks_the_chain(small):
     first = ex.batches(record)[0]
     assert ex.verify(record) == 2
     original = first.read_bytes()
-    first.write_bytes(original.replace("কার্যালয়ে".encode(), "কার্যালয়".encode(), 1))
+    first.write_bytes(ex.file_bytes(ex.read_text(first).replace("কার্যালয়ে", "কার্যালয়", 1), first))
     with pytest.raises(ex.ExportError, match="chain broken"):
         ex.verify(record)
     first.write_bytes(original)
@@ -344,8 +344,8 @@ def test_files_are_partitioned_by_day_and_numbered(small):
     first = ex.export_new(store, record, now=DAY)
     _snapshot(store, _run(store), article, "x")
     second = ex.export_new(store, record, now=DAY + timedelta(days=1))
-    assert first.path.relative_to(record).as_posix() == "2026/08/13/000001.jsonl"
-    assert second.path.relative_to(record).as_posix() == "2026/08/14/000002.jsonl"
+    assert first.path.relative_to(record).as_posix() == "2026/08/13/000001.jsonl.bz2"
+    assert second.path.relative_to(record).as_posix() == "2026/08/14/000002.jsonl.bz2"
 
 
 def test_release_tag_follows_the_warc_files_day():
@@ -400,5 +400,52 @@ def test_an_export_dated_before_the_last_file_is_filed_after_it(small):
     ex.export_new(store, record, now=DAY + timedelta(days=1))
     _snapshot(store, _run(store), article, "replayed")
     late = ex.export_new(store, record, now=DAY)  # a replay's clock, a day behind
-    assert late.path.relative_to(record).as_posix() == "2026/08/14/000002.jsonl"
+    assert late.path.relative_to(record).as_posix() == "2026/08/14/000002.jsonl.bz2"
     assert ex.last_batch(record) == late.path and ex.verify(record) == 2
+
+
+# -- the files as stored ---------------------------------------------------------------
+
+def test_export_files_are_bzip2_json_lines_any_tool_can_read(small):
+    import bz2
+
+    store, _article_id, record = small
+    path = ex.export_new(store, record, now=DAY).path
+    assert path.name == "000001.jsonl.bz2" and path.read_bytes()[:3] == b"BZh"
+    text = bz2.decompress(path.read_bytes()).decode("utf-8")  # what `bzcat` prints
+    header, *rows = [json.loads(line) for line in text.splitlines()]
+    assert header["batch"] == 1 and header["record"] == "takedownwatch"
+    assert any(r["t"] == "snapshots" and r["r"]["text"] == TEXT for r in rows)  # Bangla as written
+    # The same rows written again compress to the same bytes: a file is reproducible from its text.
+    assert ex.file_bytes(text, path) == path.read_bytes()
+
+
+def test_plain_files_of_the_first_exports_chain_with_compressed_ones(small, tmp_path):
+    """A record begun with uncompressed .jsonl files goes on, verifies and rebuilds the same."""
+    store, article, record = small
+    first = ex.export_new(store, record, now=DAY).path
+    plain = first.with_name("000001.jsonl")
+    plain.write_text(ex.read_text(first), encoding="utf-8")
+    first.unlink()
+    _snapshot(store, _run(store, DAY + timedelta(hours=1)), article, TEXT + " আরও", purpose="recheck")
+    store.execute("UPDATE export_head SET batch = '2026/08/13/000001.jsonl', sha256 = ?",
+                  (ex.file_sha256(plain),))
+    second = ex.export_new(store, record, now=DAY + timedelta(hours=1))
+    assert second.path.name == "000002.jsonl.bz2"
+    assert ex.read_header(second.path)["previous_sha256"] == ex.file_sha256(plain)
+    assert ex.verify(record) == 2
+    store.checkpoint()
+    ex.rebuild(record, tmp_path / "mixed.db")
+    assert dump(tmp_path / "mixed.db") == dump(tmp_path / "small.db")
+
+
+def test_a_truncated_file_is_reported_not_half_read(small, tmp_path):
+    store, article, record = small
+    ex.export_new(store, record, now=DAY)
+    _snapshot(store, _run(store), article, "x")
+    path = ex.export_new(store, record, now=DAY + timedelta(hours=1)).path
+    path.write_bytes(path.read_bytes()[:-40])
+    with pytest.raises(ex.ExportError, match="cannot read its header|unreadable"):
+        ex.verify(record)
+    with pytest.raises(ex.ExportError, match=str(path.name)):
+        ex.rebuild(record, tmp_path / "half.db")

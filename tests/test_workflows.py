@@ -237,7 +237,7 @@ def test_commit_record_rebases_onto_a_push_made_meanwhile(tmp_path, origin):
     (tmp_path / "continued").mkdir()
     two = _record(tmp_path / "continued", "run", 2)  # the same rows again, one export further
     (job / "data/record/2026/09/02").mkdir(parents=True)
-    shutil.copy(two / "2026/09/02/000002.jsonl", job / "data/record/2026/09/02/000002.jsonl")
+    shutil.copy(two / "2026/09/02/000002.jsonl.bz2", job / "data/record/2026/09/02/000002.jsonl.bz2")
     done = _commit_record(job, "record: 2")
     assert done.returncode == 0, done.stderr
     log = git(origin, "log", "--format=%s", "main").split("\n")
@@ -258,7 +258,7 @@ def test_commit_record_never_pushes_a_forked_record(tmp_path, origin):
         two = _record(tmp_path / f"{clone.name}-db", "run", 2)
         target = clone / f"data/record/2026/09/{day}"
         target.mkdir(parents=True)
-        shutil.copy(next(two.rglob("000002.jsonl")), target / "000002.jsonl")
+        shutil.copy(next(two.rglob("000002.jsonl.bz2")), target / "000002.jsonl.bz2")
     git(other, "add", ".")
     git(other, "commit", "-q", "-m", "record: other 2")
     git(other, "push", "-q", "origin", "main")
