@@ -56,7 +56,7 @@ def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose:
     page = extract(response.body, response.content_type, response.final_url)
     warc = response.warc
     with ctx.store.transaction() as conn:
-        snapshot_id = conn.execute(
+        conn.execute(
             "INSERT INTO snapshots (article_id, request_id, run_id, purpose, captured_at, "
             "status_code, final_url, headline, byline, published_raw, published_source, "
             "published_utc, modified_raw, modified_source, modified_utc, text, canonical_url, "
@@ -69,7 +69,10 @@ def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose:
              page.modified_source, page.modified_utc, page.text, page.canonical_url,
              page.language, page.encoding, page.encoding_source, page.unmapped_paragraphs,
              page.html_sha256, warc.file, warc.offset, warc.length, warc.payload_digest,
-             page.extractor, json.dumps(extractor_info(), sort_keys=True))).lastrowid
+             page.extractor, json.dumps(extractor_info(), sort_keys=True)))
+        # snapshots is a view (schema _V5): its INSERT sets no lastrowid; request_id is unique.
+        snapshot_id = conn.execute("SELECT id FROM snapshots WHERE request_id = ?",
+                                   (response.request_id,)).fetchone()[0]
         _join(ctx, conn, article_id, response.final_url, "redirect", snapshot_id)
         if page.canonical_url:
             _join(ctx, conn, article_id, page.canonical_url, "canonical", snapshot_id)

@@ -1,7 +1,9 @@
 """Full-text search over snapshot headlines and text that keeps Bangla words whole.
 
 The index is `snapshots_fts` (migration _V3 in schema.py), an FTS5 table over
-snapshots with the tokenizer below. SQLite's default unicode61 treats Unicode
+snapshots with the tokenizer below. Since migration _V5 it holds each distinct
+headline and text of an article once, under the first snapshot that showed
+them: revisits that found the page as it was are not indexed again. SQLite's default unicode61 treats Unicode
 categories Mn and Mc, Bangla's vowel signs and virama, as separators, so a
 word like "কার্যালয়ে" would be indexed as the fragments "ক", "র", "য", ...,
 and a query for a fragment of it, or for an unrelated word sharing those

@@ -29,7 +29,11 @@ APPEND_ONLY_TABLES = (
 STORAGE_TABLES = {
     "listing_entry_values": "listing_entries",
     "listing_items": "listing_entries",
+    "snapshot_rows": "snapshots",
+    "snapshot_texts": "snapshots",
 }
+# The storage table that holds each view's ids.
+VIEW_ROWS = {"listing_entries": "listing_items", "snapshots": "snapshot_rows"}
 
 
 def append_only_triggers(table: str, *, view: bool = False) -> str:
@@ -405,4 +409,60 @@ CREATE TRIGGER listing_entries_insert INSTEAD OF INSERT ON listing_entries BEGIN
 END;
 """ + append_only_triggers("listing_entries", view=True)
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# Snapshot text stored once per article and distinct text. Most revisits find
+# the page's text unchanged; kept whole, every revisit's copy made snapshots
+# two thirds of the database (bench/storage_growth.py). snapshot_rows holds
+# every other column and text_id (snapshot_texts, one row per article per
+# distinct text); the view snapshots shows them exactly as the table did, same
+# ids, columns and order, so readers, exports and the record are unchanged.
+# The search index now holds each distinct headline and text of an article
+# once, under the first snapshot that showed them: a search finds where words
+# first appeared, not every revisit that repeated them.
+_SNAPSHOT_COLUMNS = (
+    "article_id", "request_id", "run_id", "purpose", "captured_at", "status_code", "final_url", "headline",
+    "byline", "published_raw", "published_source", "published_utc", "modified_raw", "modified_source",
+    "modified_utc", "text", "canonical_url", "language", "encoding", "encoding_source", "unmapped_paragraphs",
+    "html_sha256", "warc_file", "warc_offset", "warc_length", "payload_digest", "extractor", "extractor_info")
+_ROW_COLUMNS = tuple(c for c in _SNAPSHOT_COLUMNS if c != "text")
+_ARTICLE_TEXT = ("SELECT MIN(t.id) FROM snapshot_rows AS p JOIN snapshot_texts AS t ON t.id = p.text_id "
+                 "WHERE p.article_id = NEW.article_id AND t.text = NEW.text")
+_FIRST_SHOWING = ("NOT EXISTS (SELECT 1 FROM snapshot_rows AS p WHERE p.article_id = r.article_id "
+                  "AND p.id < r.id AND p.text_id IS r.text_id AND p.headline IS r.headline)")
+_V5 = f"""
+DROP TRIGGER IF EXISTS snapshots_fts_index;
+DROP TRIGGER IF EXISTS snapshots_no_update;
+DROP TRIGGER IF EXISTS snapshots_no_delete;
+ALTER TABLE snapshots RENAME TO snapshot_rows;
+CREATE TABLE snapshot_texts (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL
+);
+INSERT INTO snapshot_texts (id, text)
+    SELECT MIN(id), text FROM snapshot_rows WHERE text IS NOT NULL GROUP BY article_id, text ORDER BY MIN(id);
+ALTER TABLE snapshot_rows ADD COLUMN text_id INTEGER REFERENCES snapshot_texts(id);
+UPDATE snapshot_rows SET text_id = (
+    SELECT MIN(p.id) FROM snapshot_rows AS p
+     WHERE p.article_id = snapshot_rows.article_id AND p.text = snapshot_rows.text)
+ WHERE text IS NOT NULL;
+ALTER TABLE snapshot_rows DROP COLUMN text;
+CREATE VIEW snapshots AS
+    SELECT r.id AS id, {", ".join(("t.text AS text" if c == "text" else f"r.{c} AS {c}") for c in _SNAPSHOT_COLUMNS)}
+      FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id;
+CREATE TRIGGER snapshots_insert INSTEAD OF INSERT ON snapshots BEGIN
+    INSERT INTO snapshot_texts (text)
+        SELECT NEW.text WHERE NEW.text IS NOT NULL AND ({_ARTICLE_TEXT}) IS NULL;
+    INSERT INTO snapshot_rows (id, {", ".join(_ROW_COLUMNS)}, text_id)
+        VALUES (NEW.id, {", ".join(f"NEW.{c}" for c in _ROW_COLUMNS)},
+                CASE WHEN NEW.text IS NULL THEN NULL
+                     ELSE COALESCE(({_ARTICLE_TEXT}), (SELECT MAX(id) FROM snapshot_texts)) END);
+    INSERT INTO snapshots_fts (rowid, headline, text)
+        SELECT r.id, NEW.headline, NEW.text FROM snapshot_rows AS r
+         WHERE r.id = last_insert_rowid() AND {_FIRST_SHOWING};
+END;
+INSERT INTO snapshots_fts (snapshots_fts) VALUES ('delete-all');
+INSERT INTO snapshots_fts (rowid, headline, text)
+    SELECT r.id, r.headline, t.text FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id
+     WHERE {_FIRST_SHOWING} ORDER BY r.id;
+""" + append_only_triggers("snapshots", view=True)
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)

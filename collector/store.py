@@ -56,6 +56,8 @@ class Store:
 
     def migrate(self) -> None:
         """Apply every migration newer than the database, then the triggers."""
+        if sqlite3.sqlite_version_info < (3, 35, 0):  # migration 5 uses ALTER TABLE DROP COLUMN
+            raise StoreError(f"SQLite {sqlite3.sqlite_version} is too old: the record needs 3.35 or newer")
         try:
             with self.transaction():
                 current = self.schema_version()
@@ -97,7 +99,8 @@ class Store:
         with self.transaction() as conn:
             if "id" not in row and table in schema.STORAGE_TABLES.values():
                 # An INSERT through a view's trigger leaves lastrowid as it was: take the id first.
-                row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {table}").fetchone()[0], **row}
+                rows = schema.VIEW_ROWS[table]
+                row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {rows}").fetchone()[0], **row}
             columns = ", ".join(row)
             marks = ", ".join("?" for _ in row)
             values = [_sql_value(v) for v in row.values()]

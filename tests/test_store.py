@@ -188,3 +188,113 @@ def test_migration_4_keeps_every_listing_entry_and_the_capture_queue(tmp_path):
     store.execute("UPDATE capture_queue SET state = 'pending'")
     with pytest.raises(sqlite3.IntegrityError):
         store.execute("UPDATE capture_queue SET listing_entry_id = 999")
+
+
+# -- snapshot text: once per article and distinct text (migration 5) ----------------------------
+
+def _recheck(store: Store, ids: dict, text: str | None, headline: str = "শিরোনাম", article=None) -> int:
+    request = store.insert("requests", dict(run_id=ids["run"], purpose="recheck", method="GET",
+                                            url="http://127.0.0.1/a", attempt=1, sent=1, started_at="a",
+                                            finished_at="b", result="ok", vantage="v"))
+    return store.insert("snapshots", dict(
+        article_id=article or ids["article"], request_id=request, run_id=ids["run"], purpose="recheck",
+        captured_at="b", status_code=200, final_url="u", headline=headline, text=text, html_sha256="1" * 64,
+        warc_file="f", warc_offset=0, warc_length=1, extractor="x", extractor_info="{}"))
+
+
+def test_unchanged_text_is_stored_once_and_every_snapshot_reads_it(store):
+    ids = _seed(store)  # its capture snapshot's text is "t"
+    same = [_recheck(store, ids, "t") for _ in range(3)]
+    changed = _recheck(store, ids, "t, সংশোধিত")
+    back = _recheck(store, ids, "t")
+    empty = _recheck(store, ids, None)
+    other = store.insert("articles", dict(outlet_id="o", url_key="k2", url="u2", first_seen_at="a",
+                                          first_seen_run=ids["run"]))
+    elsewhere = _recheck(store, ids, "t", article=other)  # another article's equal text is its own row
+    assert same == [ids["snapshot"] + 1, ids["snapshot"] + 2, ids["snapshot"] + 3]
+    assert store.one("SELECT COUNT(*) FROM snapshot_texts")[0] == 3
+    texts = {r["id"]: r["text"] for r in store.query("SELECT id, text FROM snapshots")}
+    assert texts == {ids["snapshot"]: "t", **{s: "t" for s in same}, changed: "t, সংশোধিত", back: "t",
+                     empty: None, elsewhere: "t"}
+    columns = [r[1] for r in store.query("PRAGMA table_info(snapshots)")]
+    assert columns[:3] == ["id", "article_id", "request_id"] and columns[16] == "text" and len(columns) == 29
+
+
+def test_search_holds_each_distinct_headline_and_text_once_under_its_first_snapshot(store):
+    from collector.fts import search
+
+    ids = _seed(store)  # the capture: no headline, text "t"
+    first = _recheck(store, ids, "t")  # the headline appears: indexed
+    repeat = _recheck(store, ids, "t")  # headline and text as the one before: not indexed again
+    retitled = _recheck(store, ids, "t", headline="নতুন শিরোনাম")
+    rewritten = _recheck(store, ids, "কার্যালয়ে বৈঠক")
+    assert sorted(search(store, "শিরোনাম")) == sorted([first, retitled, rewritten])
+    assert search(store, "নতুন") == [retitled]
+    assert search(store, "কার্যালয়ে") == [rewritten]
+    assert search(store, "কার্যালয়") == []  # a fragment of the word is not a word
+    indexed = store.query("SELECT id FROM snapshots_fts_docsize ORDER BY id")  # one row per indexed snapshot
+    assert [r[0] for r in indexed] == [ids["snapshot"], first, retitled, rewritten]
+    assert repeat not in search(store, "শিরোনাম")
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE snapshot_rows SET headline = 'edited'",
+    "DELETE FROM snapshot_rows",
+    "UPDATE snapshot_texts SET text = 'edited'",
+    "DELETE FROM snapshot_texts",
+])
+def test_snapshot_storage_cannot_be_edited(store, statement):
+    _seed(store)
+    for conn in (store.conn, sqlite3.connect(store.path)):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute(statement)
+    assert store.one("SELECT text FROM snapshots")[0] == "t"
+
+
+def test_migration_5_keeps_every_snapshot_and_what_points_at_it(tmp_path):
+    """A database written before migration 5 reads the same, row for row, after it."""
+    from collector.store import _split_sql
+
+    path = tmp_path / "v4.db"
+    raw = sqlite3.connect(path)
+    for script in schema.MIGRATIONS[:4]:
+        for statement in _split_sql(script):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version = 4")
+    raw.execute("INSERT INTO runs (id, command, started_at, vantage, software_version, settings) "
+                "VALUES (1, 't', 'a', 'v', '0', '{}')")
+    for article in (1, 2):
+        raw.execute("INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
+                    "VALUES (?, 'o', ?, 'u', 'a', 1)", (article, f"k{article}"))
+    texts = ["কার্যালয়ে বৈঠক", "কার্যালয়ে বৈঠক", None, "কার্যালয়ে বৈঠক হয়েছে", "কার্যালয়ে বৈঠক"]
+    for n, text in enumerate(texts, start=1):
+        raw.execute("INSERT INTO requests (id, run_id, purpose, method, url, attempt, sent, started_at, "
+                    "finished_at, result, vantage) VALUES (?, 1, 'capture', 'GET', 'u', 1, 1, 'a', 'b', 'ok', 'v')",
+                    (n,))
+        raw.execute("INSERT INTO snapshots (id, article_id, request_id, run_id, purpose, captured_at, status_code, "
+                    "final_url, headline, text, html_sha256, warc_file, warc_offset, warc_length, extractor, "
+                    "extractor_info) VALUES (?, ?, ?, 1, 'capture', ?, 200, 'u', 'শিরোনাম', ?, ?, 'f', 0, 1, "
+                    "'x', '{}')", (n * 10, 1 if n < 5 else 2, n, f"c{n}", text, str(n) * 64))
+    raw.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, "
+                "request_chain, snapshot_id, outcome) VALUES (1, 1, '1h', 'a', 'b', 1, 'u', 'ok', '[2]', 20, "
+                "'present')")
+    raw.execute("INSERT INTO archive_submissions (id, snapshot_id, run_id, kind, url, recorded_at, status) "
+                "VALUES (1, 10, 1, 'submit', 'u', 'a', 'pending')")
+    raw.commit()
+    before = raw.execute("SELECT * FROM snapshots ORDER BY id").fetchall()
+    raw.close()
+
+    store = Store(path)
+    assert store.schema_version() == len(schema.MIGRATIONS)
+    assert [tuple(r) for r in store.query("SELECT * FROM snapshots ORDER BY id")] == before
+    assert store.one("SELECT COUNT(*) FROM snapshot_texts")[0] == 3  # article 1: two texts; article 2: one
+    assert store.query("PRAGMA foreign_key_check") == []
+    # The checks and submissions that point at snapshots now point at their rows, by the same ids.
+    sql = {r[0]: r[1] for r in store.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
+    assert "REFERENCES snapshot_rows(id)" in sql["checks"].replace('"', "")
+    assert "REFERENCES snapshot_rows(id)" in sql["archive_submissions"].replace('"', "")
+    with pytest.raises(sqlite3.IntegrityError):  # and the reference is still enforced
+        store.insert("archive_submissions", dict(snapshot_id=999, run_id=1, kind="submit", url="u",
+                                                 recorded_at="a", status="pending"))
+    # Searched: the first snapshot of each distinct headline and text.
+    assert [r[0] for r in store.query("SELECT id FROM snapshots_fts_docsize ORDER BY id")] == [10, 30, 40, 50]
