@@ -394,3 +394,17 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         assert push < fold < save and "if" not in listed[save]  # skipped when any step before failed
         assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
         assert listed[save]["with"]["key"].startswith("record-db-")
+
+
+def test_a_lost_cache_is_refilled_by_hand_from_the_whole_record():
+    workflow = load(WORKFLOWS / "rebuild-database.yml")
+    assert set(workflow["on"]) == {"workflow_dispatch"}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read"} and job["timeout-minutes"] == 360
+    uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
+    text = "\n".join(s.get("run", "") for s in job["steps"])
+    assert "actions/cache/restore" not in uses and "export rebuild --out data/record" in text
+    save = job["steps"][uses.index("actions/cache/save")]
+    collect_save = next(s for s in steps(load(WORKFLOWS / "collect.yml"))
+                        if s.get("uses", "").startswith("actions/cache/save@"))
+    assert save["with"] == collect_save["with"]  # where collect, archive and pages look
