@@ -473,6 +473,7 @@ def main() -> None:
           f"commit {args.commit}; work folder {work}", flush=True)
 
     export_seconds = 0.0
+    db_before = (0, 0)
     saved = work / "saved.db"  # the database as the last job of the run saved it to the Actions cache
     for day in range(args.days):
         for hour in range(24):
@@ -492,6 +493,9 @@ def main() -> None:
             commit(repo, f"record day {day + 1}")
         if (day + 1) % 5 == 0 or day + 1 == args.days:
             print(f"  day {day + 1:>3} simulated ({time.monotonic() - started:4.0f} s)", flush=True)
+        if day + 1 == max(1, args.days - 10):
+            store.checkpoint()
+            db_before = (day + 1, db_path.stat().st_size)
 
     store.checkpoint()
     files = export.batches(record)
@@ -540,8 +544,13 @@ def main() -> None:
           f"{largest / mib:.2f} MiB simulated ({largest_name}), about {largest / mib * scale:.1f} MiB at "
           f"{args.outlets} outlets (GitHub refuses files over 100 MiB)")
     print(f"rows after {args.days} days (simulated): " + ", ".join(f"{k} {v:,}" for k, v in rows.items()))
-    print(f"SQLite database (rebuilt, not committed): {db_size * scale / gib:.1f} GiB after {args.days} days, "
-          f"about {db_size * scale / args.days * 365 / gib:.0f} GiB after a year (search index included)")
+    db_late = (db_size - db_before[1]) / max(1, args.days - db_before[0]) * scale  # bytes a day, lately
+    db_year = db_size * scale + db_late * (365 - args.days)
+    print(f"SQLite database (not committed; kept in the Actions cache): {db_size * scale / gib:.1f} GiB after "
+          f"{args.days} days (search index included), growing {db_late / gib:.2f} GiB a day over the last "
+          f"{args.days - db_before[0]} days: about {db_year / gib:.0f} GiB after a year; 14 GiB (a hosted "
+          f"runner's documented disk) around day {args.days + max(0, 14 * gib - db_size * scale) / db_late:.0f}"
+          if db_late > 0 else f"SQLite database: {db_size * scale / gib:.1f} GiB after {args.days} days")
     print(f"WARC files (release assets, not committed): {warc_total * scale / args.days / gib:.2f} GiB/day, "
           f"about {warc_total * scale / args.days * 365 / 2**40:.2f} TiB a year; largest run file "
           f"{warc_largest * scale / mib:.0f} MiB (asset limit 2 GiB); per exchange "
