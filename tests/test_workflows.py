@@ -408,3 +408,11 @@ def test_a_lost_cache_is_refilled_by_hand_from_the_whole_record():
     collect_save = next(s for s in steps(load(WORKFLOWS / "collect.yml"))
                         if s.get("uses", "").startswith("actions/cache/save@"))
     assert save["with"] == collect_save["with"]  # where collect, archive and pages look
+
+
+def test_jobs_holding_the_database_can_move_to_a_bigger_runner():
+    """The working database outgrows a standard hosted runner's disk within months at full load."""
+    for name, job in (("collect.yml", "collect"), ("archive.yml", "archive"), ("pages.yml", "build"),
+                      ("rebuild-database.yml", "rebuild")):
+        runner = load(WORKFLOWS / name)["jobs"][job]["runs-on"]
+        assert runner == "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}", name
