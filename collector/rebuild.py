@@ -165,22 +165,33 @@ def _listing_size(line: dict) -> int:
 
 
 def _load_listing(conn, line: dict) -> None:
+    """Insert one listing's entries: repeated ones straight into listing_items, new ones through the view.
+
+    An entry repeated from the base listing has the values of the base's entry,
+    and listing_entry_values holds each distinct set of values once (schema
+    _V4), so its storage row is the base entry's: no lookup by value is needed.
+    Two thirds of a rebuild's time went to those lookups.
+    """
     content = [c for c in columns(conn, "listing_entries") if c not in ("id", "listing_id", "position")]
-    quoted = ", ".join(f'"{c}"' for c in content)
-    base = []
+    base: list[int] = []
     if line.get("base") is not None:
-        base = conn.execute(f"SELECT {quoted} FROM listing_entries WHERE listing_id = ? ORDER BY position",
-                            (line["base"],)).fetchall()
-    rows = []
+        base = [r[0] for r in conn.execute("SELECT value_id FROM listing_items WHERE listing_id = ? "
+                                           "ORDER BY position", (line["base"],))]
+    repeated, written = [], []
+    position = 0
     for part in line["parts"]:
         if isinstance(part, list):
             start, n = part
-            if start + n > len(base):
+            if start < 0 or n < 1 or start + n > len(base):
                 raise ExportError(f"listing {line['listing_id']} repeats entries listing {line['base']} lacks")
-            rows.extend(tuple(e) for e in base[start:start + n])
+            for value_id in base[start:start + n]:
+                repeated.append((line["first_id"] + position, line["listing_id"], position, value_id))
+                position += 1
         else:
-            rows.append(tuple(_decode(part.get(c)) for c in content))
+            written.append((line["first_id"] + position, line["listing_id"], position,
+                            *(_decode(part.get(c)) for c in content)))
+            position += 1
     names = ", ".join(["id", "listing_id", "position", *(f'"{c}"' for c in content)])
     marks = ", ".join("?" for _ in range(3 + len(content)))
-    conn.executemany(f"INSERT INTO listing_entries ({names}) VALUES ({marks})",
-                     [(line["first_id"] + i, line["listing_id"], i, *values) for i, values in enumerate(rows)])
+    conn.executemany(f"INSERT INTO listing_entries ({names}) VALUES ({marks})", written)
+    conn.executemany("INSERT INTO listing_items (id, listing_id, position, value_id) VALUES (?, ?, ?, ?)", repeated)

@@ -449,3 +449,31 @@ def test_a_truncated_file_is_reported_not_half_read(small, tmp_path):
         ex.verify(record)
     with pytest.raises(ex.ExportError, match=str(path.name)):
         ex.rebuild(record, tmp_path / "half.db")
+
+
+def test_repeated_entries_rebuild_as_the_listing_had_them_and_a_bad_range_is_refused(small, tmp_path):
+    store, _article_id, record = small
+    run_id = _run(store, DAY)
+
+    def listing(urls):
+        listing_id = store.insert("listings", {"run_id": run_id, "outlet_id": "o", "url": "https://o.test/feed",
+                                               "fetched_at": "t", "kind": "rss", "entry_count": len(urls)})
+        for position, url in enumerate(urls):
+            store.insert("listing_entries", {"listing_id": listing_id, "position": position, "url": url,
+                                             "url_key": url, "title": f"শিরোনাম {url[-1]}"})
+
+    listing(["https://o.test/1", "https://o.test/2", "https://o.test/3"])
+    ex.export_new(store, record, now=DAY)
+    listing(["https://o.test/4", "https://o.test/1", "https://o.test/2", "https://o.test/3"])
+    second = ex.export_new(store, record, now=DAY + timedelta(hours=1)).path
+    store.checkpoint()
+    (line,) = [x for x in map(json.loads, ex.read_text(second).splitlines()[1:]) if x["t"] == "listing_entries"]
+    assert line["parts"][1:] == [[0, 3]] and line["parts"][0]["url"] == "https://o.test/4"
+    ex.rebuild(record, tmp_path / "good.db")
+    assert dump(tmp_path / "good.db") == dump(tmp_path / "small.db")
+
+    text = ex.read_text(second).replace(',[0,3]]', ',[1,3]]')  # one entry more than the base listing holds
+    assert text != ex.read_text(second)
+    second.write_bytes(ex.file_bytes(text, second))
+    with pytest.raises(ex.ExportError, match="repeats entries listing 1 lacks"):
+        ex.rebuild(record, tmp_path / "bad.db")
