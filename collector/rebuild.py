@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .export import _check_continues, _create_shadow, _key_select, _set_head, _shadow
-from .recordfile import (ExportError, _by_id, _decode, _lines, batches, columns, file_sha256,
+from .recordfile import (ExportError, _by_id, _decode, _lines, batches, columns, file_sha256, read_ahead,
                          key_columns, read_header, record_tables, verify)
 from .store import Store
 
@@ -83,8 +83,10 @@ def _replay(out_dir, db_path, files: list[Path], *, check_references: bool) -> d
     try:
         with store.transaction():
             statements: dict = {}
-            for path in files:
-                _load(conn, path, counts, statements)
+            for path, text in read_ahead(files):
+                if isinstance(text, ExportError):
+                    raise text
+                _load(conn, path, counts, statements, text)
             header = read_header(files[-1]) if files else None
             if header:
                 _check_continues(conn, header, files[-1])
@@ -106,7 +108,7 @@ def _replay(out_dir, db_path, files: list[Path], *, check_references: bool) -> d
     return counts
 
 
-def _load(conn, path: Path, counts: dict, statements: dict) -> None:
+def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = None) -> None:
     pending: list[tuple[str, tuple, list]] = []
 
     def flush():
@@ -115,7 +117,7 @@ def _load(conn, path: Path, counts: dict, statements: dict) -> None:
             conn.executemany(sql, [values for _, _, values in pending])
             pending.clear()
 
-    for line in _lines(path):
+    for line in _lines(path, text):
         table = line["t"]
         if "parts" in line:
             flush()

@@ -40,9 +40,11 @@ from __future__ import annotations
 import base64
 import bz2
 import hashlib
+import io
 import json
 import re
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -218,10 +220,11 @@ def read_header(path: Path) -> dict:
     return header
 
 
-def _lines(path: Path) -> Iterator[dict]:
+def _lines(path: Path, text: str | None = None) -> Iterator[dict]:
+    """Yield the rows of an export file after its header (from text, when it was read already)."""
     number = 1
     try:
-        with open_text(path) as fh:
+        with (io.StringIO(text, newline="\n") if text is not None else open_text(path)) as fh:
             fh.readline()
             for number, line in enumerate(fh, start=2):
                 if line.strip():
@@ -231,6 +234,26 @@ def _lines(path: Path) -> Iterator[dict]:
                         raise ExportError(f"{path}:{number}: not JSON ({exc})") from exc
     except (OSError, EOFError, UnicodeDecodeError) as exc:  # a truncated or damaged bzip2 stream
         raise ExportError(f"{path}: unreadable after line {number} ({exc})") from exc
+
+
+def read_ahead(paths: list[Path]) -> Iterator[tuple[Path, str | ExportError]]:
+    """Yield (path, its text) in order, decompressing the next file in a thread meanwhile.
+
+    bzip2 releases the interpreter while it works, so a rebuild's inserts and
+    the next file's decompression overlap. An unreadable file yields its error.
+    """
+    def read(path: Path) -> str | ExportError:
+        try:
+            return read_text(path)
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            return ExportError(f"{path}: unreadable ({exc})")
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="record-read") as pool:
+        ahead = pool.submit(read, paths[0]) if paths else None
+        for index, path in enumerate(paths):
+            text = ahead.result()
+            ahead = pool.submit(read, paths[index + 1]) if index + 1 < len(paths) else None
+            yield path, text
 
 
 def verify(out_dir: str | Path) -> int:
