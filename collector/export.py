@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -396,13 +397,20 @@ def rebuild_command(out_dir, db, resume):
         python -m collector export rebuild --out data/record --db data/takedownwatch.db
         python -m collector export rebuild --resume --out data/record --db data/takedownwatch.db
     """
-    from .rebuild import resume as _resume
+    from .rebuild import rebuild as _rebuild, resume as _resume
+
+    shown = [time.monotonic()]
+
+    def progress(done: int, total: int) -> None:  # a rebuild of months of record takes minutes
+        if time.monotonic() - shown[0] >= 5 or done == total:
+            shown[0] = time.monotonic()
+            click.echo(f"  read {done}/{total} export files ({done / total:.0%})", err=True)
 
     try:
         if resume:
-            files, counts = _resume(out_dir, db)
+            files, counts = _resume(out_dir, db, progress)
         else:
-            counts = rebuild(out_dir, db)
+            counts = _rebuild(out_dir, db, progress)
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())

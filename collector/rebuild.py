@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .export import _check_continues, _create_shadow, _key_select, _set_head, _shadow
 from .recordfile import (ExportError, _by_id, _decode, _lines, batches, columns, file_sha256, read_ahead,
@@ -11,7 +11,10 @@ from .recordfile import (ExportError, _by_id, _decode, _lines, batches, columns,
 from .store import Store
 
 
-def rebuild(out_dir: str | Path, db_path: str | Path) -> dict[str, int]:
+Progress = Callable[[int, int], None]  # (files read, files to read)
+
+
+def rebuild(out_dir: str | Path, db_path: str | Path, progress: Progress | None = None) -> dict[str, int]:
     """Return rows per table after rebuilding a new database from the export folder.
 
     The result equals the exported database in every record table; the file
@@ -20,10 +23,11 @@ def rebuild(out_dir: str | Path, db_path: str | Path) -> dict[str, int]:
     if Path(db_path).exists():
         raise ExportError(f"{db_path} exists: rebuild writes a new database only")
     verify(out_dir)
-    return _replay(out_dir, db_path, batches(out_dir), check_references=True)
+    return _replay(out_dir, db_path, batches(out_dir), check_references=True, progress=progress)
 
 
-def resume(out_dir: str | Path, db_path: str | Path) -> tuple[int, dict[str, int]]:
+def resume(out_dir: str | Path, db_path: str | Path,
+           progress: Progress | None = None) -> tuple[int, dict[str, int]]:
     """Return (files loaded, rows per table) after bringing a database level with the export folder.
 
     The database must hold exactly what the folder held at one of its files:
@@ -56,7 +60,7 @@ def resume(out_dir: str | Path, db_path: str | Path) -> tuple[int, dict[str, int
         _check_nothing_unexported(store.conn, read_header(files[at]), db_path)
     finally:
         store.close()
-    return len(later), _replay(out_dir, db_path, later, check_references=False)
+    return len(later), _replay(out_dir, db_path, later, check_references=False, progress=progress)
 
 
 def _check_nothing_unexported(conn, header: dict, db_path) -> None:
@@ -74,7 +78,8 @@ def _check_nothing_unexported(conn, header: dict, db_path) -> None:
             raise ExportError(f"{db_path} holds {table} rows that differ from the record's")
 
 
-def _replay(out_dir, db_path, files: list[Path], *, check_references: bool) -> dict[str, int]:
+def _replay(out_dir, db_path, files: list[Path], *, check_references: bool,
+            progress: Progress | None = None) -> dict[str, int]:
     store = Store(db_path)
     conn = store.conn
     conn.execute("PRAGMA foreign_keys = OFF")  # files order rows by table, not by reference
@@ -83,10 +88,12 @@ def _replay(out_dir, db_path, files: list[Path], *, check_references: bool) -> d
     try:
         with store.transaction():
             statements: dict = {}
-            for path, text in read_ahead(files):
+            for done, (path, text) in enumerate(read_ahead(files), start=1):
                 if isinstance(text, ExportError):
                     raise text
                 _load(conn, path, counts, statements, text)
+                if progress:
+                    progress(done, len(files))
             header = read_header(files[-1]) if files else None
             if header:
                 _check_continues(conn, header, files[-1])

@@ -365,6 +365,7 @@ def test_command_line(small, tmp_path):
     assert "chain intact" in runner.invoke(ex.export, ["verify", "--out", str(record)]).output
     rebuilt = runner.invoke(ex.export, ["rebuild", "--out", str(record), "--db", str(tmp_path / "r.db")])
     assert rebuilt.exit_code == 0, rebuilt.output
+    assert "read 1/1 export files (100%)" in rebuilt.output  # progress, on standard error
     refused = runner.invoke(ex.export, ["rebuild", "--out", str(record), "--db", str(tmp_path / "r.db")])
     assert refused.exit_code == 1 and "exists" in refused.output
     resumed = runner.invoke(ex.export, ["rebuild", "--resume", "--out", str(record), "--db", str(tmp_path / "r.db")])
