@@ -179,7 +179,7 @@ def _load_listing(conn, line: dict) -> None:
     An entry repeated from the base listing has the values of the base's entry,
     and listing_entry_values holds each distinct set of values once (schema
     _V4), so its storage row is the base entry's: no lookup by value is needed.
-    Two thirds of a rebuild's time went to those lookups.
+    A third of a rebuild's time went to those lookups.
     """
     content = [c for c in columns(conn, "listing_entries") if c not in ("id", "listing_id", "position")]
     base: list[int] = []
