@@ -43,6 +43,17 @@ def dump(db_path) -> dict[str, list[tuple]]:
         conn.close()
 
 
+def indexed(db_path) -> list[tuple]:
+    """Return the snapshots the search index holds, with its vocabulary (not a record table)."""
+    conn = sqlite3.connect(str(db_path))
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, snapshots_fts, 'row')")
+        return [*conn.execute("SELECT id FROM snapshots_fts_docsize ORDER BY id"),
+                *conn.execute("SELECT term, doc, cnt FROM temp.vocab ORDER BY term")]
+    finally:
+        conn.close()
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
@@ -88,6 +99,8 @@ def test_workflow_cycle_round_trips(tmp_path, outlets):  # noqa: F811
     assert ex.verify(record) == 2
     ex.rebuild(record, tmp_path / "third.db")
     assert dump(tmp_path / "third.db") == dump(tmp_path / "second.db")
+    searchable = indexed(tmp_path / "second.db")
+    assert len(searchable) > 100 and indexed(tmp_path / "third.db") == searchable  # the search index too
 
     lines = [json.loads(x) for x in ex.read_text(two.path).splitlines()[1:]]
     # The collect workflow keeps its database in the Actions cache: a copy of the first
