@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from .export import _check_continues, _create_shadow, _key_select, _set_head, _shadow
+from .export import _check_continues, _create_shadow, _key_select, _keyed_lines, _set_head, _shadow
 from .recordfile import (ExportError, _by_id, _decode, _lines, batches, columns, file_sha256, read_ahead,
                          key_columns, read_header, record_tables, verify)
 from .store import Store
@@ -65,8 +65,6 @@ def resume(out_dir: str | Path, db_path: str | Path,
 
 def _check_nothing_unexported(conn, header: dict, db_path) -> None:
     """Raise unless the database holds no row, and no state, that its file does not."""
-    from .export import _keyed_lines
-
     _check_continues(conn, header, db_path)
     for table in record_tables(conn):
         if _by_id(conn, table):

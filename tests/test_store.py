@@ -141,18 +141,24 @@ def test_listing_entries_and_their_storage_cannot_be_edited(store, statement):
     assert store.one("SELECT title FROM listing_entries")[0] == "ক"
 
 
-def test_migration_4_keeps_every_listing_entry_and_the_capture_queue(tmp_path):
-    """A database written before migration 4 reads the same, row for row, after it."""
+def _database_at_version(path, version: int) -> sqlite3.Connection:
+    """Return a raw connection to a new database migrated only up to `version`, holding run 1."""
     from collector.store import _split_sql
 
-    path = tmp_path / "v3.db"
     raw = sqlite3.connect(path)
-    for script in schema.MIGRATIONS[:3]:
+    for script in schema.MIGRATIONS[:version]:
         for statement in _split_sql(script):
             raw.execute(statement)
-    raw.execute("PRAGMA user_version = 3")
+    raw.execute(f"PRAGMA user_version = {version}")
     raw.execute("INSERT INTO runs (id, command, started_at, vantage, software_version, settings) "
                 "VALUES (1, 't', 'a', 'v', '0', '{}')")
+    return raw
+
+
+def test_migration_4_keeps_every_listing_entry_and_the_capture_queue(tmp_path):
+    """A database written before migration 4 reads the same, row for row, after it."""
+    path = tmp_path / "v3.db"
+    raw = _database_at_version(path, 3)
     for listing in (1, 2, 3):
         raw.execute("INSERT INTO listings (id, run_id, outlet_id, url, fetched_at, kind, entry_count) "
                     "VALUES (?, 1, 'o', 'http://127.0.0.1/feed', 'a', 'rss', 3)", (listing,))
@@ -253,16 +259,8 @@ def test_snapshot_storage_cannot_be_edited(store, statement):
 
 def test_migration_5_keeps_every_snapshot_and_what_points_at_it(tmp_path):
     """A database written before migration 5 reads the same, row for row, after it."""
-    from collector.store import _split_sql
-
     path = tmp_path / "v4.db"
-    raw = sqlite3.connect(path)
-    for script in schema.MIGRATIONS[:4]:
-        for statement in _split_sql(script):
-            raw.execute(statement)
-    raw.execute("PRAGMA user_version = 4")
-    raw.execute("INSERT INTO runs (id, command, started_at, vantage, software_version, settings) "
-                "VALUES (1, 't', 'a', 'v', '0', '{}')")
+    raw = _database_at_version(path, 4)
     for article in (1, 2):
         raw.execute("INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
                     "VALUES (?, 'o', ?, 'u', 'a', 1)", (article, f"k{article}"))
