@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from collector import export, settings  # noqa: E402
 from collector.rebuild import resume  # noqa: E402
+from collector.recordfile import ORDER  # noqa: E402
 from collector.context import settings_snapshot  # noqa: E402
 from collector.extract import extract  # noqa: E402
 from collector.listings import parse_listing  # noqa: E402
@@ -341,7 +342,9 @@ class Simulation:
 
     def _flush(self, rows) -> None:
         with self.store.transaction() as c:
-            for table, values in rows.items():
+            # Referenced tables first (a check can come before the hour's first snapshot it points at).
+            for table in sorted(rows, key=ORDER.index):
+                values = rows[table]
                 cols = COLUMNS[table].split()
                 c.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
                               values)

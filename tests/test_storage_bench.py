@@ -1,0 +1,28 @@
+"""bench/storage_growth.py still runs against the real schema and export (its figures are not tested)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from collector import export
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_storage_benchmark_runs_and_commits_a_record_that_verifies(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "storage_growth.py"), "--days", "2", "--outlets", "2",
+         "--simulate", "1", "--per-day", "12", "--entries", "20", "--keep", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for figure in ("repository after git gc", "projected after 365 days", "SQLite database",
+                   "a job resuming the cache reads 2 file(s)", "a full rebuild (cache lost) read 96 files"):
+        assert figure in done.stdout, done.stdout
+    record = tmp_path / "repo" / "data" / "record"
+    assert export.verify(record) == 96  # 2 days x 24 hours x (collect + archive)
+    assert all(p.name.endswith(".jsonl.bz2") for p in export.batches(record))
+    tracked = subprocess.run(["git", "ls-files"], cwd=tmp_path / "repo", capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert len(tracked) == 96 and all(name.startswith("data/record/") for name in tracked)
