@@ -43,13 +43,13 @@ def test_collect_archive_stats(make_ctx, store, farm, tmp_path):
     result = CliRunner().invoke(cli, [
         "archive", "--db", store.path, "--warc-dir", str(tmp_path / "warc"), "--outlets", str(registry),
         "--now", later, "--base-url", spn.base, "--min-interval", "0.05", "--per-minute", "6000",
-        "--poll-seconds", "0.05", "--limit", "4"], catch_exceptions=False)
+        "--poll-seconds", "0.05", "--limit", "6"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
 
     confirmed = store.one(
         "SELECT COUNT(DISTINCT s.article_id) AS n FROM archive_submissions a JOIN snapshots s "
         "ON s.id = a.snapshot_id WHERE a.status = 'success' AND a.timestamp IS NOT NULL")["n"]
-    assert confirmed == 4
+    assert confirmed == 6
 
     after = NOW.replace(hour=NOW.hour + 2).isoformat()
     stats = CliRunner().invoke(cli, ["stats", "--db", store.path, "--now", after, "--json"],
@@ -58,5 +58,15 @@ def test_collect_archive_stats(make_ctx, store, farm, tmp_path):
     published = json.loads(stats.output)
     figures = published["figures"]["all-outlets"]["all"]
     assert figures["articles_captured"] == captured
-    assert figures["articles_archived"] == confirmed
-    assert abs(figures["archive_rate"] - confirmed / captured) < 1e-4
+    # The job submits the oldest captures first; the three outlets are captured at once, so which
+    # outlets the first ones belong to depends on timing. Fewer than 3 of them must be withheld.
+    archived_outlets = store.one(
+        "SELECT COUNT(DISTINCT r.outlet_id) AS n FROM archive_submissions a JOIN snapshots s "
+        "ON s.id = a.snapshot_id JOIN articles r ON r.id = s.article_id "
+        "WHERE a.status = 'success' AND a.timestamp IS NOT NULL")["n"]
+    if archived_outlets >= 3:
+        assert figures["articles_archived"] == confirmed
+        assert abs(figures["archive_rate"] - confirmed / captured) < 1e-4
+    else:
+        withheld = {"reason": "fewer than 3 outlets contributed to this figure", "withheld": True}
+        assert figures["articles_archived"] == withheld and figures["archive_rate"] == withheld
