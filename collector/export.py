@@ -333,11 +333,11 @@ def release_tag(warc_name: str, now: datetime) -> str:
     return f"warc-{day}"
 
 
-def rebuild(out_dir, db_path):
+def rebuild(out_dir, db_path, progress=None):
     """Return rows per table after rebuilding a new database from the export folder."""
     from .rebuild import rebuild as _rebuild
 
-    return _rebuild(out_dir, db_path)
+    return _rebuild(out_dir, db_path, progress)
 
 
 # -- command line ---------------------------------------------------------------
@@ -397,7 +397,7 @@ def rebuild_command(out_dir, db, resume):
         python -m collector export rebuild --out data/record --db data/takedownwatch.db
         python -m collector export rebuild --resume --out data/record --db data/takedownwatch.db
     """
-    from .rebuild import rebuild as _rebuild, resume as _resume
+    from .rebuild import resume as _resume
 
     shown = [time.monotonic()]
 
@@ -410,7 +410,7 @@ def rebuild_command(out_dir, db, resume):
         if resume:
             files, counts = _resume(out_dir, db, progress)
         else:
-            counts = _rebuild(out_dir, db, progress)
+            counts = rebuild(out_dir, db, progress)
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())

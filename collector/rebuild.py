@@ -57,15 +57,16 @@ def resume(out_dir: str | Path, db_path: str | Path,
             if read_header(path).get("previous_sha256") != previous:
                 raise ExportError(f"{path}: does not follow the file before it (SHA-256 chain broken)")
             previous = file_sha256(path)
-        _check_nothing_unexported(store.conn, read_header(files[at]), db_path)
+        _check_nothing_unexported(store.conn, files[at], db_path)
     finally:
         store.close()
     return len(later), _replay(out_dir, db_path, later, check_references=False, progress=progress)
 
 
-def _check_nothing_unexported(conn, header: dict, db_path) -> None:
-    """Raise unless the database holds no row, and no state, that its file does not."""
-    _check_continues(conn, header, db_path)
+def _check_nothing_unexported(conn, path: Path, db_path) -> None:
+    """Raise unless the database holds no row, and no state, that the export file at path does not."""
+    header = read_header(path)
+    _check_continues(conn, header, path)  # names the file the database should match
     for table in record_tables(conn):
         if _by_id(conn, table):
             top = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}"').fetchone()[0]
