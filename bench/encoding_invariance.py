@@ -18,11 +18,9 @@ import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script from anywhere
-    sys.path.insert(0, str(ROOT))
 
-from collector.extract import extract  # noqa: E402
-from collector.textnorm import normalise_for_comparison  # noqa: E402
+from collector.parse.extract import extract  # noqa: E402
+from collector.parse.textnorm import normalise_for_comparison  # noqa: E402
 
 ARTICLES = ROOT / "tests" / "data" / "articles"
 ORIGINAL_TYPE = "text/html; charset=utf-8"

@@ -14,10 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.setswitchinterval(0.0005)
 
-from tests.farm import Farm, Reply, redirect  # noqa: E402
+from testing.farm import Farm, Reply, redirect  # noqa: E402
 
 PAGE = Reply(200, b"<!doctype html><html><head><title>p</title></head><body><p>page</p></body></html>")
 ROBOTS = Reply(200, b"User-agent: *\nDisallow: /private\n", content_type="text/plain")

@@ -43,7 +43,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEBUG = False
 PEAK: dict[str, float] = {}
-sys.path.insert(0, str(ROOT))
 
 
 class FarmProcess:
@@ -70,11 +69,11 @@ def urls_for(bases: list[str], pages: int) -> dict[str, list[str]]:
 def crawl_ours(bases: list[str], pages: int, interval: float) -> float:
     """Return the wall time of a crawl by our fetcher, one thread per host."""
     from collector.clock import Clock
-    from collector.context import RunContext
-    from collector.store import Store
+    from collector.collect.context import RunContext
+    from collector.record.store import Store
     from collector import settings
 
-    from collector.cli import tune_interpreter
+    from collector.cli.main import tune_interpreter
 
     tune_interpreter()  # as `python -m collector` does
     work = Path(tempfile.mkdtemp())
@@ -86,14 +85,14 @@ def crawl_ours(bases: list[str], pages: int, interval: float) -> float:
     gate = threading.Event()
 
     def crawl(base: str) -> None:
-        gate.wait()  # as collector.pipeline does: every thread started before any works
+        gate.wait()  # as collector.collect.pipeline does: every thread started before any works
         for url in jobs[base]:
             ctx.fetcher.get(url, purpose="bench")
 
     started = time.monotonic()
     with ThreadPoolExecutor(len(bases)) as pool:
         futures = [pool.submit(crawl, base) for base in bases]
-        # as collector.pipeline does: first contacts at a common line
+        # as collector.collect.pipeline does: first contacts at a common line
         ctx.fetcher.pacer.start_line(time.monotonic() + settings.START_LINE_SECONDS)
         gate.set()
         for future in futures:

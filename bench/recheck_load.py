@@ -35,12 +35,10 @@ from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script from anywhere
-    sys.path.insert(0, str(ROOT))
 
 from collector import settings  # noqa: E402
 from collector.clock import parse_instant  # noqa: E402
-from collector.listings import ListingParseError, parse_listing  # noqa: E402
+from collector.parse.listings import ListingParseError, parse_listing  # noqa: E402
 
 FEEDS = ROOT / "tests" / "data" / "feeds"
 # Relative publishing rate by Dhaka hour: an assumption (a third of the daytime

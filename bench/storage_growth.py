@@ -9,7 +9,7 @@ real Store and schema, written directly (not through the fetcher):
   collect job  one run row; every outlet synced (outlets.last_synced_at
                changes, as sync_registry does); robots.txt and 3 sources
                read per outlet, each listing the latest 100 entries (real
-               addresses, titles and date formats from tests/data/feeds); the
+               addresses, titles and date formats of tests/data/feeds); the
                new articles (100 per outlet per day) queued and captured, with
                text of the real pages' lengths (tests/data/articles) drawn
                from the real Bangla vocabulary; source rediscovery every 7
@@ -38,23 +38,26 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from collector import export, settings  # noqa: E402
-from collector.rebuild import resume  # noqa: E402
-from collector.recordfile import ORDER  # noqa: E402
-from collector.context import settings_snapshot  # noqa: E402
-from collector.extract import extract  # noqa: E402
-from collector.listings import parse_listing  # noqa: E402
-from collector.store import Store  # noqa: E402
-from collector.warc import WarcLog  # noqa: E402
+from collector.record import export  # noqa: E402
+
+from collector.record import fileformat, folder
+
+from collector.record import rebuild as rebuilding
+from collector import settings
+from collector.record.rebuild import resume  # noqa: E402
+from collector.record.fileformat import ORDER  # noqa: E402
+from collector.collect.context import settings_snapshot  # noqa: E402
+from collector.parse.extract import extract  # noqa: E402
+from collector.parse.listings import parse_listing  # noqa: E402
+from collector.record.store import Store  # noqa: E402
+from collector.net.warc import WarcLog  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 START = datetime(2026, 9, 1, 0, 17, tzinfo=timezone.utc)  # the collect workflow's odd minute
@@ -501,9 +504,9 @@ def main() -> None:
             db_before = (day + 1, db_path.stat().st_size)
 
     store.checkpoint()
-    files = export.batches(record)
+    files = folder.batches(record)
     size_files = sum(p.stat().st_size for p in files)
-    size_text = sum(len(export.read_text(p).encode("utf-8")) for p in files)
+    size_text = sum(len(fileformat.read_text(p).encode("utf-8")) for p in files)
     largest, largest_name = largest_file(record)
     rows = {t: store.one(f"SELECT COUNT(*) FROM {t}")[0] for t in
             ("listing_entries", "requests", "snapshots", "checks", "capture_queue", "archive_submissions")}
@@ -513,7 +516,7 @@ def main() -> None:
     resumed_files, _ = resume(record, saved)
     resume_seconds = time.monotonic() - t
     t = time.monotonic()
-    export.rebuild(record, work / "rebuilt.db")
+    rebuilding.rebuild(record, work / "rebuilt.db")
     rebuild_seconds = time.monotonic() - t
     per_check = recheck_cost(files[-min(len(files), 480):])
     warc_total, warc_largest = warc_volume(db_path)
@@ -575,7 +578,7 @@ def recheck_cost(files: list[Path]) -> float:
 
     lines, checks = [], 0
     for path in files:
-        for line in export.read_text(path).splitlines()[1:]:
+        for line in fileformat.read_text(path).splitlines()[1:]:
             row = json.loads(line)
             values = row.get("r") or {}
             if row["t"] == "checks":

@@ -1,5 +1,5 @@
 """Takedown Watch collector: finds, fetches and records what news outlets publish."""
 
-from .settings import __version__
+from collector.settings import __version__
 
 __all__ = ["__version__"]

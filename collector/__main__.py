@@ -1,5 +1,5 @@
 """`python -m collector`: the command line."""
 
-from .cli import main
+from collector.cli.main import main
 
 main()

@@ -19,6 +19,11 @@ def iso(value: datetime) -> str:
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def iso_seconds(value: datetime) -> str:
+    """Return ISO-8601 UTC text to the second (Z), as export headers and WARC bookkeeping write it."""
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 class Clock:
     """Gives wall time for the record and monotonic time for pacing.
 

@@ -81,20 +81,7 @@ SPN_BACKOFF_SECONDS = 20.0  # first wait after a refusal (spn.sh sleeps 20 s); d
 SPN_MAX_BACKOFFS = 5  # consecutive refusals (20 s ... 320 s) before a run gives up for the day
 
 
-def is_loopback_host(host: str) -> bool:
-    """Return True when host is a loopback name or address (127.0.0.0/8, ::1)."""
-    import ipaddress
-
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-# Extraction (collector/extract.py).
+# Extraction (collector/parse/extract.py).
 # <meta charset> is looked for this far into a page. WHATWG's prescan reads
 # 1024 bytes; 4 KB also finds one placed after long comments or scripts.
 EXTRACT_META_PRESCAN_BYTES = 4096

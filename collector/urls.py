@@ -10,6 +10,7 @@ composition exclusion).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -227,3 +228,14 @@ def _has_repeating_segments(path: str) -> bool:
             if run >= 2 * width:
                 return True
     return False
+
+
+def is_loopback_host(host: str) -> bool:
+    """Return True when host is a loopback name or address (127.0.0.0/8, ::1)."""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -25,11 +25,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from tests import replica  # noqa: E402
-from tests.fake_spn import FakeSPN  # noqa: E402
-from tests.farm import Farm, Reply, stall  # noqa: E402
+from testing import replica  # noqa: E402
+from testing.fake_spn import FakeSPN  # noqa: E402
+from testing.farm import Farm, Reply, stall  # noqa: E402
 
 OUT = ROOT / "demo-output"
 INTERVAL = "0.1"  # seconds between requests to one loopback host

@@ -10,14 +10,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from collector.clock import Clock  # noqa: E402
-from collector.context import RunContext  # noqa: E402
-from collector.store import Store  # noqa: E402
-from tests.farm import Farm  # noqa: E402
+from collector.clock import Clock
+from collector.collect.context import RunContext
+from collector.record.store import Store
+from testing.farm import Farm
 
 DATA = Path(__file__).resolve().parent / "data"
 # The loopback servers run in the test process. A thread that has to wait

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from datasette.app import Datasette
 
-from collector import fts, schema
-from collector.store import Store
+from collector.record import search as fts, schema
+from collector.record.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 METADATA = yaml.safe_load((ROOT / "datasette" / "metadata.yml").read_text(encoding="utf-8"))

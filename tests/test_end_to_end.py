@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from click.testing import CliRunner
 
-from collector.cli import cli
-from collector.pipeline import active_outlets, run_collection
+from collector.cli.main import cli
+from collector.collect.pipeline import active_outlets, run_collection
 from collector.registry import parse_registry
-from collector.sync import sync_registry
-from tests import replica
-from tests.fake_spn import FakeSPN
-from tests.farm import Reply
+from collector.record.registry_mirror import sync_registry
+from testing import replica
+from testing.fake_spn import FakeSPN
+from testing.farm import Reply
 
 NOW = replica.FEED_SNAPSHOT_TIME
 

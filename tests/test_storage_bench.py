@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from collector import export
+
+from collector.record import folder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,8 +22,8 @@ def test_the_storage_benchmark_runs_and_commits_a_record_that_verifies(tmp_path)
                    "a job resuming the cache reads 2 file(s)", "a full rebuild (cache lost) read 96 files"):
         assert figure in done.stdout, done.stdout
     record = tmp_path / "repo" / "data" / "record"
-    assert export.verify(record) == 96  # 2 days x 24 hours x (collect + archive)
-    assert all(p.name.endswith(".jsonl.bz2") for p in export.batches(record))
+    assert folder.verify(record) == 96  # 2 days x 24 hours x (collect + archive)
+    assert all(p.name.endswith(".jsonl.bz2") for p in folder.batches(record))
     tracked = subprocess.run(["git", "ls-files"], cwd=tmp_path / "repo", capture_output=True, text=True,
                              check=True).stdout.split()
     assert len(tracked) == 96 and all(name.startswith("data/record/") for name in tracked)

@@ -200,8 +200,8 @@ def _record(tmp_path: Path, name: str, days: int):
     """Return an export folder with `days` export files of one small database."""
     from datetime import datetime, timedelta, timezone
 
-    from collector import export
-    from collector.store import Store
+    from collector.record import export
+    from collector.record.store import Store
 
     store = Store(tmp_path / f"{name}.db")
     out = tmp_path / f"{name}-record"
@@ -335,9 +335,9 @@ def _level(record: Path, db: Path) -> subprocess.CompletedProcess:
 def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path):
     from datetime import datetime, timezone
 
-    from collector import export
-    from collector.store import Store
-    from tests.test_export import dump
+    from collector.record import export
+    from collector.record.store import Store
+    from tests.record.test_export import dump
 
     store = Store(tmp_path / "job.db")
     record = tmp_path / "record"

@@ -1,0 +1,99 @@
+"""`archive`: the Save Page Now job's command and the checks of its arguments."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import click
+
+from collector import settings
+from collector.cli.options import common_options, edge, make_clock, open_store
+from collector.collect.context import RunContext, default_vantage
+from collector.urls import is_loopback_host
+from collector.wayback import spn
+from collector.wayback.job import ArchiveRun, Limits
+
+
+def _is_loopback(base_url: str) -> bool:
+    return is_loopback_host(urlsplit(base_url).hostname or "")
+
+
+def service_interval(base_url: str, min_interval: float | None) -> tuple[float, bool]:
+    """Return (interval, allow_loopback); a reduced interval only for a loopback service."""
+    loopback = _is_loopback(base_url)
+    if min_interval is None or min_interval >= settings.MIN_INTERVAL_SECONDS:
+        return max(min_interval or 0.0, settings.MIN_INTERVAL_SECONDS), loopback
+    if min_interval <= 0:
+        raise click.BadParameter("must be positive", param_hint="--min-interval")
+    if not loopback:
+        raise click.UsageError(f"--min-interval below {settings.MIN_INTERVAL_SECONDS} s is allowed only "
+                               f"for a loopback --base-url (127.0.0.0/8, ::1), not {base_url}")
+    return min_interval, True
+
+
+def service_limits(base_url: str, keys: spn.Keys | None, per_minute: float | None) -> tuple[float, int]:
+    """Return (submissions per minute, daily cap); a higher rate only for a loopback service."""
+    rate = settings.SPN_CAPTURES_PER_MINUTE_KEYS if keys else settings.SPN_CAPTURES_PER_MINUTE_ANON
+    cap = settings.SPN_DAILY_CAP_KEYS if keys else settings.SPN_DAILY_CAP_ANON
+    if per_minute is None:
+        return float(rate), cap
+    if per_minute <= 0:
+        raise click.BadParameter("must be positive", param_hint="--per-minute")
+    if per_minute > rate and not _is_loopback(base_url):
+        raise click.UsageError(f"--per-minute {per_minute} is above the service's limit of {rate} "
+                               f"({'with' if keys else 'without'} keys)")
+    return per_minute, cap
+
+
+@click.command("archive")
+@common_options
+@click.option("--base-url", default=settings.SPN_BASE_URL, show_default=True,
+              help="Address of the Save Page Now service.")
+@click.option("--min-interval", type=float, default=None,
+              help=f"Seconds between requests to the service; below {settings.MIN_INTERVAL_SECONDS} "
+                   "only for a loopback --base-url.")
+@click.option("--per-minute", type=float, default=None,
+              help=f"Submissions per minute (default {settings.SPN_CAPTURES_PER_MINUTE_KEYS} with keys, "
+                   f"{settings.SPN_CAPTURES_PER_MINUTE_ANON} without); "
+                   "higher only for a loopback --base-url.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Submit at most this many pages.")
+@click.option("--poll-seconds", type=click.FloatRange(min=0, min_open=True),
+              default=settings.SPN_POLL_SECONDS, show_default=True,
+              help="Seconds between two status polls of one job.")
+@click.option("--max-wait", type=click.FloatRange(min=0), default=settings.SPN_RUN_SECONDS,
+              show_default=True, help="Seconds this run may last; jobs still pending go to the next run.")
+@edge
+def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_minute, limit,
+            poll_seconds, max_wait):
+    """Submit captured pages to the Internet Archive's Save Page Now and confirm their copies.
+
+    Pages are taken oldest capture first, skipping those with a confirmed copy,
+    a job in flight or a permanent refusal. A copy is confirmed only by a
+    'success' status with a timestamp. Keys come from IA_ACCESS_KEY and
+    IA_SECRET_KEY; without them the run is anonymous, at the anonymous limits.
+
+    \b
+    Example:
+        IA_ACCESS_KEY=... IA_SECRET_KEY=... python -m collector archive --limit 200
+    """
+    keys = spn.keys_from_env()
+    interval, loopback = service_interval(base_url, min_interval)
+    rate, cap = service_limits(base_url, keys, per_minute)
+    if keys is None:
+        click.echo(f"archive: no IA_ACCESS_KEY/IA_SECRET_KEY: running anonymously at {rate:g} "
+                   f"submissions per minute, {cap} per day", err=True)
+    ctx = RunContext.open(open_store(db), "archive", clock=make_clock(now),
+                          vantage=vantage or default_vantage(), warc_dir=warc_dir,
+                          interval=interval, allow_loopback=loopback)
+    job = ArchiveRun(ctx, base_url, keys, Limits(rate, cap, poll_seconds, max_wait, limit))
+    click.echo(f"archive run {ctx.run_id}: {len(job.queue)} to submit, {len(job.jobs)} jobs to poll",
+               err=True)
+    counts = job.run()
+    ctx.finish()
+    ctx.store.close()
+    click.echo(f"archive run {ctx.run_id} finished: {dict(sorted(counts.items()))}")
+    if job.stopped:
+        click.echo(f"archive run {ctx.run_id} stopped: {job.stopped}", err=True)
+    if job.unauthorized:
+        raise click.ClickException("the Internet Archive refused the credentials: "
+                                   "check IA_ACCESS_KEY and IA_SECRET_KEY")

@@ -1,0 +1,197 @@
+"""The command line: `python -m collector COMMAND`.
+
+Library errors become click.ClickException only here, at the edge. Exit
+codes: 0 when a run completed, even if every site failed (failures are
+data); non-zero only when the collector itself could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from collector import settings
+from collector.cli.options import check_interval, common_options, edge, make_clock, open_store
+from collector.collect.context import RunContext, default_vantage
+from collector.registry import load_registry
+from collector.record.registry_mirror import sync_registry
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(settings.__version__, prog_name="takedownwatch")
+def cli():
+    """Takedown Watch: a mechanical record of what Bangladeshi news outlets publish.
+
+    \b
+    Example:
+        python -m collector run
+    """
+
+
+def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
+    registry = load_registry(outlets)  # a malformed registry stops here, before any request
+    interval, loopback = check_interval(min_interval, registry)
+    clock = make_clock(now)
+    store = open_store(db)
+    sync_registry(store, registry, clock)
+    options = {}
+    if loopback:
+        # A loopback test run scales the retry delays with the interval, so
+        # they still grow but a demo or test does not wait 20 s per retry.
+        scale = interval / settings.MIN_INTERVAL_SECONDS
+        options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
+    ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
+                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback, **options)
+    return ctx
+
+
+def _progress(done: int, total: int, summary: dict) -> None:
+    state = summary.get("error") or f"{summary.get('sources', 0)} sources, {summary.get('captured', 0)} captured"
+    click.echo(f"[{done}/{total}] {summary['outlet']}: {state}", err=True)
+
+
+@cli.command()
+@common_options
+@click.option("--min-interval", type=float, default=None,
+              help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
+@click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@edge
+def run(db, warc_dir, outlets, now, vantage, min_interval, only):
+    """Collect once: discover where needed, read every source, capture what is queued.
+
+    \b
+    Example:
+        python -m collector run --vantage github-actions
+    """
+    from collector.collect.pipeline import active_outlets, run_collection
+    from collector.collect.revisits import run_rechecks
+
+    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run")
+    targets = active_outlets(ctx, list(only) or None)
+    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
+    run_collection(ctx, targets, progress=_progress)
+    if settings.RECHECKS_ENABLED:
+        run_rechecks(ctx)
+    ctx.finish()
+    counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
+    ctx.store.close()
+    click.echo(f"run {ctx.run_id} finished: {counts}")
+
+
+@cli.command()
+@common_options
+@click.option("--min-interval", type=float, default=None, help="As for `run`.")
+@click.option("--outlet", "only", multiple=True, required=True, help="Outlet id (repeatable).")
+@edge
+def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
+    """Look for an outlet's feeds and news sitemaps and print every address tried.
+
+    \b
+    Example:
+        python -m collector discover --outlet prothomalo
+    """
+    from collector.collect.discovery import Discoverer
+    from collector.collect.pipeline import active_outlets
+
+    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "discover")
+    known = {o.id: o for o in active_outlets(ctx)}
+    missing = [o for o in only if o not in known]
+    if missing:
+        raise click.BadParameter(f"unknown outlet id(s): {', '.join(missing)}", param_hint="--outlet")
+    for outlet_id in only:
+        result = Discoverer(ctx, known[outlet_id]).run()
+        click.echo(f"{outlet_id}: tried {len(result.tried)}, valid {len(result.valid)}")
+        for url, found_via, outcome, detail in result.tried:
+            click.echo(f"  {outcome:<20} {found_via:<20} {url}" + (f"  ({detail})" if detail else ""))
+        for url, kind in result.valid:
+            click.echo(f"  source: {kind:<13} {url}")
+    ctx.finish()
+    ctx.store.close()
+
+
+def _existing_store(db: str):
+    if not Path(db).exists():
+        raise click.BadParameter(f"no database at {db} (run `python -m collector run` first)", param_hint="--db")
+    return open_store(db)
+
+
+@cli.command()
+@common_options
+@click.option("--json", "as_json", is_flag=True, help="Print the published figures as JSON.")
+@edge
+def stats(db, warc_dir, outlets, now, vantage, as_json):
+    """Print the coverage figures by group of outlets, exactly as the site publishes them.
+
+    Figures of a group with fewer than three contributing outlets are withheld,
+    and so is any figure from which a withheld one could be worked out.
+
+    \b
+    Example:
+        python -m collector stats --json > stats.json
+    """
+    from collector.publish.figures import format_stats_text, stats_for_publication
+
+    store = _existing_store(db)
+    published = stats_for_publication(store, make_clock(now).now())
+    store.close()
+    if as_json:
+        click.echo(json.dumps(published, ensure_ascii=False, indent=2, sort_keys=True))
+    else:
+        click.echo(format_stats_text(published), nl=False)
+
+
+@cli.command("build-site")
+@common_options
+@click.option("--out", default="_site", show_default=True, help="Folder the static site is written to.")
+@edge
+def build_site_command(db, warc_dir, outlets, now, vantage, out):
+    """Build the static site: coverage by group of outlets, and the method in English and Bangla.
+
+    The build fails, writing nothing, if the disclosure audit finds that any
+    published combination of figures would reveal a withheld one.
+
+    \b
+    Example:
+        python -m collector build-site --out _site
+    """
+    from collector.publish.site import build_site
+
+    store = _existing_store(db)
+    written = build_site(store, out, make_clock(now).now())
+    store.close()
+    click.echo(f"site: {len(written)} files written to {out}/ (open {out}/index.html)")
+
+
+def _register() -> None:
+    """Add the commands defined beside their stages."""
+    from collector.cli.archive import archive
+    from collector.cli.export import export
+    from collector.cli.review import annotate, annotate_review, annotations, review
+
+    for command in (archive, review, annotate, annotate_review, annotations, export):
+        cli.add_command(command)
+
+
+_register()
+
+
+def tune_interpreter() -> None:
+    """Let a thread whose pacing wait has ended take the interpreter within 0.5 ms.
+
+    The collector is many I/O threads, one per outlet. With CPython's default
+    5 ms switch interval a thread woken for its next request can wait that
+    long for the GIL, and the lateness adds up over a host's requests.
+    """
+    sys.setswitchinterval(settings.THREAD_SWITCH_SECONDS)
+
+
+def main() -> None:
+    """Run the command line."""
+    tune_interpreter()
+    cli(prog_name="python -m collector")
+
+
+if __name__ == "__main__":
+    main()

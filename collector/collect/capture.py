@@ -1,0 +1,90 @@
+"""Captures queued articles: one fetch each, and a snapshot only from a successful HTML response."""
+
+from __future__ import annotations
+
+import json
+
+from collector.collect.context import RunContext
+from collector.parse.decoding import is_html
+from collector.parse.extract import extract, extractor_info
+from collector.net.fetcher import Response
+from collector.record import articles
+from collector.urls import comparison_key
+
+# A capture refused because the site's robots.txt could not be read is
+# deferred: the site was off limits for that run only.
+DEFERRED_RESULTS = ("robots_unreachable",)
+
+
+def pending(ctx: RunContext, outlet_id: str) -> list:
+    """Return the outlet's queued addresses, newest entry first (undated after dated)."""
+    return ctx.store.query(
+        "SELECT url_key, url, article_id FROM capture_queue WHERE outlet_id = ? AND state = 'pending' "
+        "ORDER BY sort_time IS NULL, sort_time DESC, queued_at", (outlet_id,))
+
+
+def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) -> int:
+    """Return how many snapshots were made for one outlet's queue in this run."""
+    made = 0
+    for item in pending(ctx, outlet_id)[:limit]:
+        response = ctx.fetcher.get(item["url"], purpose="capture", outlet_id=outlet_id)
+        # One transaction for the snapshot and its queue row: a run killed
+        # between the two would leave the article pending, captured again
+        # by the next run.
+        with ctx.store.transaction():
+            snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
+            _settle(ctx, item["url_key"], response, snapshot_id)
+        made += snapshot_id is not None
+    return made
+
+
+def _settle(ctx: RunContext, url_key: str, response: Response, snapshot_id: int | None) -> None:
+    if response.result in DEFERRED_RESULTS:
+        return
+    state = "captured" if snapshot_id is not None else "failed"
+    ctx.count(f"capture_{state}")
+    ctx.store.execute(
+        "UPDATE capture_queue SET state = ?, last_request_id = ?, done_at = ? WHERE url_key = ?",
+        (state, response.request_id, ctx.clock.now_iso(), url_key))
+
+
+def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose: str) -> int | None:
+    """Return the id of a new snapshot when the response is a successful HTML page, else None."""
+    if not response.ok or response.warc is None:
+        return None
+    if not is_html(response.content_type, response.body):
+        return None
+    page = extract(response.body, response.content_type, response.final_url)
+    warc = response.warc
+    with ctx.store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO snapshots (article_id, request_id, run_id, purpose, captured_at, "
+            "status_code, final_url, headline, byline, published_raw, published_source, "
+            "published_utc, modified_raw, modified_source, modified_utc, text, canonical_url, "
+            "language, encoding, encoding_source, unmapped_paragraphs, html_sha256, warc_file, "
+            "warc_offset, warc_length, payload_digest, extractor, extractor_info) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (article_id, response.request_id, ctx.run_id, purpose, ctx.clock.now_iso(),
+             response.status, response.final_url, page.headline, page.byline,
+             page.published_raw, page.published_source, page.published_utc, page.modified_raw,
+             page.modified_source, page.modified_utc, page.text, page.canonical_url,
+             page.language, page.encoding, page.encoding_source, page.unmapped_paragraphs,
+             page.html_sha256, warc.file, warc.offset, warc.length, warc.payload_digest,
+             page.extractor, json.dumps(extractor_info(), sort_keys=True)))
+        # snapshots is a view (migration 5, record/views.py): its INSERT sets no lastrowid; request_id is unique.
+        snapshot_id = conn.execute("SELECT id FROM snapshots WHERE request_id = ?",
+                                   (response.request_id,)).fetchone()[0]
+        _join(ctx, conn, article_id, response.final_url, "redirect", snapshot_id)
+        if page.canonical_url:
+            _join(ctx, conn, article_id, page.canonical_url, "canonical", snapshot_id)
+    ctx.count("snapshots")
+    return snapshot_id
+
+
+def _join(ctx: RunContext, conn, article_id: int, url: str, how: str, snapshot_id: int) -> None:
+    """Record another address of the same article (nothing is ever merged away)."""
+    try:
+        key = comparison_key(url)
+    except ValueError:  # an address with no comparison form joins nothing
+        return
+    articles.add_address(conn, article_id, url, key, how, ctx.clock.now_iso(), ctx.run_id, snapshot_id)

@@ -1,0 +1,88 @@
+"""One invocation of the collector: its run row, clock, WARC file, ledger and fetcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collector import settings
+from collector.clock import Clock
+from collector.net.fetcher import Fetcher
+from collector.net.ledger import Ledger
+from collector.record.store import Store
+from collector.net.warc import WarcLog
+
+
+def default_vantage() -> str:
+    """Return the name of the network location requests are made from."""
+    return os.environ.get("TAKEDOWNWATCH_VANTAGE") or f"host:{socket.gethostname()}"
+
+
+def git_revision() -> str | None:
+    """Return the commit the software runs from, or None outside a checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def settings_snapshot() -> dict:
+    """Return the settings in force, for the run row."""
+    return {k: v for k, v in vars(settings).items()
+            if k.isupper() and isinstance(v, (int, float, str, tuple, list))}
+
+
+@dataclass
+class RunContext:
+    """Everything a stage needs: the store, the clock, the run id and the fetcher."""
+
+    store: Store
+    clock: Clock
+    run_id: int
+    vantage: str
+    fetcher: Fetcher | None = None
+    warc: WarcLog | None = None
+    counts: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+
+    @classmethod
+    def open(cls, store: Store, command: str, *, clock: Clock, vantage: str,
+             warc_dir: str | Path | None = None, interval: float = settings.MIN_INTERVAL_SECONDS,
+             allow_loopback: bool = False, **fetcher_options) -> "RunContext":
+        """Return a context with a new run row (and a fetcher when warc_dir is given)."""
+        run_id = store.insert("runs", {
+            "command": command, "started_at": clock.now_iso(), "vantage": vantage,
+            "software_version": settings.__version__, "git_revision": git_revision(),
+            "settings": settings_snapshot(),
+        })
+        ctx = cls(store, clock, run_id, vantage)
+        if warc_dir is not None:
+            ctx.warc = WarcLog(warc_dir, run_id, clock.now())
+            ledger = Ledger(store, run_id, vantage, clock, ctx.warc)
+            ctx.fetcher = Fetcher(ledger, clock=clock, interval=interval,
+                                  allow_loopback=allow_loopback, **fetcher_options)
+        return ctx
+
+    def count(self, name: str, amount: int = 1) -> None:
+        """Add to one of the run's counters."""
+        self.counts[name] = self.counts.get(name, 0) + amount
+
+    def finish(self) -> None:
+        """Record the run's end with its counts and close its WARC file."""
+        requests = {row["result"]: row["n"] for row in self.store.query(
+            "SELECT result, COUNT(*) AS n FROM requests WHERE run_id = ? GROUP BY result",
+            (self.run_id,))}
+        counts = dict(self.counts, requests=requests)
+        self.store.insert("run_finishes", {
+            "run_id": self.run_id, "finished_at": self.clock.now_iso(),
+            "counts": json.dumps(counts, sort_keys=True),
+            "warnings": json.dumps(self.warnings, ensure_ascii=False),
+        })
+        if self.warc is not None:
+            self.warc.close()

@@ -1,0 +1,195 @@
+"""Events: what the checks observed, stated as gone, reappeared or changed, each with its evidence.
+
+* gone: at least settings.GONE_MIN_ABSENT_CHECKS consecutive `absent` checks
+  spanning at least settings.GONE_MIN_SPAN_HOURS. Inconclusive checks neither
+  count nor break the run of absences; a `present` check ends it. One `gone`
+  per absence, decided at the check that first satisfies the rule.
+* reappeared: the first `present` check after a `gone`.
+* changed: one event per field that differs between a new snapshot and the
+  article's previous one, compared after normalise_for_comparison, so an
+  NFC/NFD spelling is no change and a gained or lost ZWJ is one. When the two
+  snapshots were extracted by different software, the side(s) not made by the
+  current extractor are extracted again from the HTML in the WARC file, so a
+  change in our software is never reported as a change by the outlet.
+
+Every event carries the article's age: hours from its first capture to the
+check that first observed the change (for a gone, the first absent check).
+Age orders review (collector/review/order.py); it never decides whether an
+event is recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sqlite3
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from collector import settings
+from collector.clock import parse_instant
+from collector.parse.extract import extract, extractor_fingerprint
+from collector.parse.textnorm import normalise_for_comparison
+from collector.net.warc import WarcReadError, read_response_body
+
+KINDS = ("gone", "reappeared", "changed")
+FIELDS = ("headline", "byline", "text", "published_raw", "modified_raw", "final_url", "canonical_url")
+EXTRACTED_FIELDS = tuple(f for f in FIELDS if f != "final_url")
+
+# -- the rule for gone ----------------------------------------------------------
+
+def gone_decided(performed: list[datetime]) -> bool:
+    """Return True when consecutive absent checks performed at these instants make an article gone."""
+    if len(performed) < settings.GONE_MIN_ABSENT_CHECKS:
+        return False
+    return performed[-1] - performed[0] >= timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
+
+
+def absence_streak(conn, article_id: int) -> list[sqlite3.Row]:
+    """Return the absent checks since the article's last present check, oldest first.
+
+    Inconclusive checks are passed over: they say nothing either way.
+    """
+    rows = conn.execute(
+        "SELECT id, outcome, performed_at FROM checks WHERE article_id = ? AND outcome != 'inconclusive' "
+        "ORDER BY performed_at DESC, id DESC", (article_id,))
+    streak = []
+    for row in rows:
+        if row["outcome"] != "absent":
+            break
+        streak.append(row)
+    return streak[::-1]
+
+
+def is_gone(conn, article_id: int) -> bool:
+    """Return True when the article's latest gone/reappeared event is a gone."""
+    row = conn.execute("SELECT kind FROM events WHERE article_id = ? AND kind IN ('gone', 'reappeared') "
+                       "ORDER BY id DESC LIMIT 1", (article_id,)).fetchone()
+    return row is not None and row["kind"] == "gone"
+
+
+# -- recording -----------------------------------------------------------------
+
+def after_check(ctx, conn, check_id: int, warc_root: str | Path) -> list[str]:
+    """Return the kinds of the events recorded for a check just inserted (inside its transaction)."""
+    check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()
+    if check["outcome"] == "absent":
+        return _gone(ctx, conn, check)
+    if check["outcome"] == "present":
+        return _reappeared(ctx, conn, check) + _changed(ctx, conn, check, Path(warc_root))
+    return []
+
+
+def article_age_hours(conn, article_id: int, at: str) -> float:
+    """Return the hours from the article's first capture to the instant `at`."""
+    first = conn.execute("SELECT MIN(captured_at) FROM snapshots WHERE article_id = ? AND purpose = 'capture'",
+                         (article_id,)).fetchone()[0]
+    return (parse_instant(at) - parse_instant(first)).total_seconds() / 3600
+
+
+def _record(ctx, conn, check, kind: str, evidence: dict, field: str | None = None, before=None,
+            after=None, extractors: tuple[str | None, str | None] = (None, None), seen_at: str | None = None) -> str:
+    """Return the kind after inserting one event decided by `check`, aged at `seen_at` (default: the check)."""
+    conn.execute(
+        "INSERT INTO events (article_id, kind, field, before, after, detected_at, article_age_hours, "
+        "check_id, evidence, extractor_before, extractor_after, run_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (check["article_id"], kind, field, before, after, check["performed_at"],
+         article_age_hours(conn, check["article_id"], seen_at or check["performed_at"]), check["id"],
+         json.dumps(evidence, sort_keys=True), *extractors, ctx.run_id))
+    return kind
+
+
+def _gone(ctx, conn, check) -> list[str]:
+    """Return ['gone'] when this absent check first meets the rule for its absence, else []."""
+    streak = absence_streak(conn, check["article_id"])
+    times = [parse_instant(row["performed_at"]) for row in streak]
+    if is_gone(conn, check["article_id"]) or not gone_decided(times):
+        return []
+    between = conn.execute(
+        "SELECT id FROM checks WHERE article_id = ? AND outcome = 'inconclusive' AND performed_at > ? "
+        "AND performed_at < ? ORDER BY performed_at", (check["article_id"], streak[0]["performed_at"],
+                                                      streak[-1]["performed_at"])).fetchall()
+    last_seen = conn.execute("SELECT MAX(id) FROM snapshots WHERE article_id = ?",
+                             (check["article_id"],)).fetchone()[0]
+    evidence = {"check": check["id"], "absent_checks": [row["id"] for row in streak],
+                "inconclusive_checks": [row["id"] for row in between], "last_snapshot": last_seen,
+                "span_hours": round((times[-1] - times[0]).total_seconds() / 3600, 3)}
+    # Aged when the absence was first seen, the nearest known time of the change;
+    # detected_at stays the check at which the rule was met.
+    return [_record(ctx, conn, check, "gone", evidence, seen_at=streak[0]["performed_at"])]
+
+
+def _reappeared(ctx, conn, check) -> list[str]:
+    """Return ['reappeared'] when this present check follows a gone, else []."""
+    if not is_gone(conn, check["article_id"]):
+        return []
+    gone = conn.execute("SELECT MAX(id) FROM events WHERE article_id = ? AND kind = 'gone'",
+                        (check["article_id"],)).fetchone()[0]
+    evidence = {"check": check["id"], "snapshot": check["snapshot_id"], "gone_event": gone}
+    return [_record(ctx, conn, check, "reappeared", evidence)]
+
+
+def _changed(ctx, conn, check, warc_root: Path) -> list[str]:
+    """Return one 'changed' per field in which this check's snapshot differs from the one before."""
+    new = conn.execute("SELECT * FROM snapshots WHERE id = ?", (check["snapshot_id"],)).fetchone()
+    old = conn.execute("SELECT * FROM snapshots WHERE article_id = ? AND id != ? AND captured_at <= ? "
+                       "ORDER BY captured_at DESC, id DESC LIMIT 1",
+                       (new["article_id"], new["id"], new["captured_at"])).fetchone()
+    if old is None:
+        return []
+    (before, after), note = comparable_values(old, new, warc_root)
+    if note.get("reextract_error"):
+        ctx.warnings.append(f"article {new['article_id']}: {note['reextract_error']}")
+    evidence = {"check": check["id"], "snapshot_before": old["id"], "snapshot_after": new["id"], **note}
+    return [_record(ctx, conn, check, "changed", evidence, field, before[field], after[field],
+                    (old["extractor"], new["extractor"]))
+            for field in FIELDS if _differs(before[field], after[field])]
+
+
+def _differs(before: str | None, after: str | None) -> bool:
+    """Return True when two stored values differ in the method's comparison form (None counts as empty)."""
+    return normalise_for_comparison(before or "") != normalise_for_comparison(after or "")
+
+
+# -- the same extractor on both sides ----------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def current_extractor() -> str:
+    """Return the fingerprint of the extractor this process runs (fixed for its life)."""
+    return extractor_fingerprint()
+
+
+def comparable_values(old, new, warc_root: Path) -> tuple[tuple[dict, dict], dict]:
+    """Return ((before, after) field values fit to compare, a note for the evidence).
+
+    Snapshots made by one extractor are compared as stored. Otherwise each side
+    the current extractor did not make is extracted again from its own HTML.
+    """
+    sides = [{f: row[f] for f in FIELDS} for row in (old, new)]
+    if old["extractor"] == new["extractor"]:
+        return (sides[0], sides[1]), {}
+    note: dict = {"compared_by": current_extractor(), "reextracted": []}
+    for index, (name, row) in enumerate((("before", old), ("after", new))):
+        if row["extractor"] == current_extractor():
+            continue
+        try:
+            sides[index] = reextract(row, warc_root)
+            note["reextracted"].append(name)
+        except WarcReadError as exc:
+            # Recorded, never hidden: the reviewer sees the two fingerprints and why.
+            note["reextract_error"] = f"snapshot {row['id']}: {exc}"
+    return (sides[0], sides[1]), note
+
+
+def reextract(snapshot, warc_root: Path) -> dict:
+    """Return the snapshot's field values as the current extractor reads its stored HTML."""
+    body, content_type = read_response_body(warc_root, snapshot["warc_file"], snapshot["warc_offset"])
+    if hashlib.sha256(body).hexdigest() != snapshot["html_sha256"]:
+        raise WarcReadError(f"the WARC record at {snapshot['warc_file']}:{snapshot['warc_offset']} "
+                            "is not the HTML the snapshot was made from")
+    page = extract(body, content_type, snapshot["final_url"])
+    values = {f: getattr(page, f) for f in EXTRACTED_FIELDS}
+    values["final_url"] = snapshot["final_url"]
+    return values

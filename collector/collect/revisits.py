@@ -1,0 +1,289 @@
+"""Revisits: each captured article is checked again on a fixed schedule, and every check is kept.
+
+Schedule. A regular slot ('1h', '6h', ... from settings.RECHECK_SCHEDULE_HOURS)
+falls due its number of hours after the article's first capture snapshot.
+The first `absent` check since the last `present` one opens an absence, and
+follow-ups fall due settings.GONE_FOLLOWUP_HOURS after it (slot
+'followup:<that check's id>+1h'), so the gone rule can be decided within hours
+rather than at the next slot, days later. A check scheduled is a check
+performed: a run that missed slots (collector down, budget spent) is followed
+by one that performs each of them late, once, with its own row, most overdue
+first. Overdue slots of one article are not merged into one check, because
+each row says when it was due and when it was done, and merging would make a
+missed check look like it never existed. Checks go on after an article is
+recorded gone. When a host fails settings.RECHECK_HOST_DOWN_AFTER checks in a
+row (timeouts, 5xx, connection failures), its outlet's remaining checks are
+deferred to the next run, still due.
+
+Outcomes (`classify`):
+  present       a snapshot was made: a 2xx HTML page that is the article;
+  absent        404 or 410 (after any redirects); 451, a server withholding the
+                article for legal reasons (RFC 7725); or a redirect to a page
+                that is not the article (`front_page_reason`);
+  inconclusive  anything else: timeout, 5xx, challenge or block, robots.txt
+                unreachable or disallowing, connection failure, other 4xx,
+                non-HTML, limits. It is neither evidence of presence nor of absence.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from collector.collect import events
+from collector import settings
+from collector.collect.capture import snapshot_from
+from collector.clock import iso, parse_instant
+from collector.collect.context import RunContext
+from collector.parse.decoding import is_html
+from collector.parse.extract import extract
+from collector.net.fetcher import Response
+from collector.record.store import Store
+from collector.record.articles import article_key
+
+OUTCOMES = ("present", "absent", "inconclusive")
+ABSENT_RESULTS = ("not_found", "gone")
+# 451 Unavailable For Legal Reasons (RFC 7725): the server itself says the
+# article is withheld. That is an answer about the article, not a failed request.
+ABSENT_STATUSES = (451,)
+# Results that say the host, not the article, is failing. After
+# settings.RECHECK_HOST_DOWN_AFTER of them in a row, the outlet's remaining
+# checks wait for the next run rather than spend minutes each on retries.
+HOST_DOWN_RESULTS = ("timeout", "connection_error", "server_error")
+
+
+@dataclass(frozen=True)
+class DueCheck:
+    """One check that has fallen due: which article, which slot, since when."""
+
+    article_id: int
+    outlet_id: str
+    url: str
+    slot: str
+    due_at: datetime
+    follows_check_id: int | None = None
+
+
+# -- schedule -----------------------------------------------------------------
+
+def _label(hours: float) -> str:
+    """Return hours as a slot label number: 1 -> '1', 0.5 -> '0.5'."""
+    return f"{hours:g}"
+
+
+def _pairs(kind: str, count: int) -> str:
+    """Return named placeholders for two-column VALUES rows: '(:s0a, :s0b), (:s1a, :s1b)'."""
+    return ", ".join(f"(:{kind}{n}a, :{kind}{n}b)" for n in range(count))
+
+
+def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
+    """Return (SQL, parameters) selecting the scheduled checks not yet performed that fall due by `until`.
+
+    The due test comes before the NOT EXISTS probe so slots still in the
+    future cost no index lookup.
+    """
+    slots = [(f"{_label(h)}h", float(h)) for h in settings.RECHECK_SCHEDULE_HOURS]
+    follow = [(_label(h), float(h)) for h in settings.GONE_FOLLOWUP_HOURS]
+    sql = f"""
+    WITH slots(slot, hours) AS (VALUES {_pairs("s", len(slots))}),
+         follow(label, hours) AS (VALUES {_pairs("f", len(follow))}),
+         first AS (SELECT article_id, MIN(captured_at) AS since FROM snapshots
+                   WHERE purpose = 'capture' GROUP BY article_id),
+         pending AS (
+           SELECT f.article_id, s.slot, NULL AS follows, f.since, s.hours
+           FROM first f CROSS JOIN slots s
+           WHERE julianday(f.since) + s.hours / 24.0 <= julianday(:until)
+             AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = f.article_id AND c.slot = s.slot)
+           UNION ALL
+           SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, o.performed_at, h.hours
+           FROM checks o CROSS JOIN follow h
+           WHERE o.opens_absence = 1 AND julianday(o.performed_at) + h.hours / 24.0 <= julianday(:until)
+             AND NOT EXISTS (
+             SELECT 1 FROM checks c WHERE c.article_id = o.article_id
+             AND c.slot = 'followup:' || o.id || '+' || h.label || 'h'))
+    SELECT p.article_id, p.slot, p.follows, p.since, p.hours, a.outlet_id, a.url,
+           julianday(p.since) + p.hours / 24.0 AS due_day
+    FROM pending p JOIN articles a ON a.id = p.article_id"""
+    names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow))
+             for n in range(len(rows)) for col in "ab"]
+    values = [v for row in slots + follow for v in row]
+    return sql, {**dict(zip(names, values)), "until": until}
+
+
+def _due(row) -> DueCheck:
+    """Return the DueCheck of one pending row, its due instant computed exactly (julianday only pre-sorts)."""
+    due_at = parse_instant(row["since"]) + timedelta(hours=row["hours"])
+    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"])
+
+
+def due_checks(store: Store, now: datetime, limit: int | None = None) -> list[DueCheck]:
+    """Return the checks due at `now`, most overdue first, at most `limit` of them."""
+    sql, params = _pending_sql(iso(now))
+    rows = store.query(f"{sql} ORDER BY due_day, p.article_id, p.hours LIMIT :limit",
+                       {**params, "limit": -1 if limit is None else limit})
+    return [d for d in map(_due, rows) if d.due_at <= now]
+
+
+def count_due(store: Store, now: datetime) -> int:
+    """Return how many checks are due at `now`, whatever the budget."""
+    sql, params = _pending_sql(iso(now))
+    return store.one(f"SELECT COUNT(*) FROM ({sql})", params)[0]
+
+
+def next_due_at(store: Store) -> datetime | None:
+    """Return when the earliest check not yet performed falls due, or None when none is scheduled."""
+    sql, params = _pending_sql()
+    row = store.one(f"{sql} ORDER BY due_day LIMIT 1", params)
+    return None if row is None else _due(row).due_at
+
+
+# -- outcome ------------------------------------------------------------------
+
+def _path_segments(url: str) -> list[str]:
+    """Return the non-empty path segments of url's comparison form."""
+    return [s for s in urlsplit(article_key(url)).path.split("/") if s]
+
+
+def _is_site_root(url: str) -> bool:
+    """Return True for an address whose path is '/' (or empty) with no query but tracking."""
+    return not _path_segments(url) and not urlsplit(article_key(url)).query
+
+
+def known_keys(conn, article_id: int) -> set[str]:
+    """Return the comparison keys of every address recorded for the article."""
+    rows = conn.execute("SELECT url_key FROM article_urls WHERE article_id = ? "
+                        "UNION SELECT url_key FROM articles WHERE id = ?", (article_id, article_id))
+    return {row[0] for row in rows}
+
+
+def front_page_reason(requested: str, response: Response, known: set[str]) -> str | None:
+    """Return why a redirected fetch ended on a page that is not the article, or None when it is.
+
+    Only a fetch that was redirected to an address not recorded for the article
+    qualifies. It then ended on a front when: the final path is '/' with no
+    query; or the final path is a leading part of the article's own path (its
+    section front); or the final page names a site root as its canonical
+    address; or the final path is one segment with no query and the page
+    states no publication date (a section such as /sports, or a /404 page).
+    A redirect to any other address is an article that moved: present.
+    """
+    final = response.final_url
+    if final == requested or article_key(final) in known:
+        return None
+    segments, wanted = _path_segments(final), _path_segments(requested)
+    query = urlsplit(article_key(final)).query
+    if not segments and not query:
+        return "the site's root"
+    if segments and len(segments) < len(wanted) and wanted[:len(segments)] == segments:
+        return "a section front above the article's address"
+    page = extract(response.body, response.content_type, final)
+    if page.canonical_url and _is_site_root(page.canonical_url):
+        return f"the page names a site root as its canonical address ({page.canonical_url})"
+    if len(segments) == 1 and not query and page.published_raw is None:
+        return "an undated page one path segment deep"
+    return None
+
+
+def _failure(response: Response) -> str:
+    """Return a one-line description of a failed fetch."""
+    text = response.result + (f" ({response.status})" if response.status else "")
+    return text + (f": {response.detail}" if response.detail else "")
+
+
+def classify(response: Response, requested: str, known: set[str]) -> tuple[str, str | None]:
+    """Return (outcome, detail) for a check's response: present, absent or inconclusive."""
+    if response.result in ABSENT_RESULTS or (
+            response.result == "http_error" and response.status in ABSENT_STATUSES):
+        return "absent", f"{_failure(response)} at {response.final_url}"
+    if response.result != "ok":
+        return "inconclusive", _failure(response)
+    if not is_html(response.content_type, response.body):
+        return "inconclusive", f"not HTML ({response.content_type or 'no content type'})"
+    front = front_page_reason(requested, response, known)
+    if front:
+        return "absent", f"redirected to {response.final_url}: {front}"
+    return "present", None
+
+
+# -- performing ---------------------------------------------------------------
+
+def perform(ctx: RunContext, due: DueCheck) -> tuple[int, str, list[str], str]:
+    """Return (check id, outcome, kinds of events recorded, fetch result) after performing one due check."""
+    response = ctx.fetcher.get(due.url, purpose="recheck", outlet_id=due.outlet_id)
+    # One transaction per check: a run killed mid-way leaves either the whole
+    # check (snapshot, row, events) or none of it, and the slot stays due.
+    with ctx.store.transaction() as conn:
+        outcome, detail = classify(response, due.url, known_keys(conn, due.article_id))
+        snapshot_id = None
+        if outcome == "present":
+            snapshot_id = snapshot_from(ctx, due.article_id, response, "recheck")
+            if snapshot_id is None:
+                outcome, detail = "inconclusive", "no snapshot could be made of the response"
+        opens = outcome == "absent" and not events.absence_streak(conn, due.article_id)
+        check_id = conn.execute(
+            "INSERT INTO checks (article_id, slot, follows_check_id, due_at, performed_at, run_id, url, "
+            "result, request_id, request_chain, snapshot_id, outcome, opens_absence, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (due.article_id, due.slot, due.follows_check_id, iso(due.due_at), ctx.clock.now_iso(),
+             ctx.run_id, due.url, response.result, response.request_id, json.dumps(response.chain),
+             snapshot_id, outcome, int(opens), detail)).lastrowid
+        kinds = events.after_check(ctx, conn, check_id, ctx.warc.root)
+    return check_id, outcome, kinds, response.result
+
+
+def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Counter:
+    """Return the tally of outcomes and events after performing one outlet's due checks in order."""
+    tally: Counter = Counter()
+    failing = 0
+    try:
+        for done, due in enumerate(checks):
+            if failing >= settings.RECHECK_HOST_DOWN_AFTER:
+                tally["deferred"] += len(checks) - done  # still due: performed late, never skipped
+                break
+            _check_id, outcome, kinds, result = perform(ctx, due)
+            failing = failing + 1 if result in HOST_DOWN_RESULTS else 0
+            tally[outcome] += 1
+            tally.update(f"event_{kind}" for kind in kinds)
+    except Exception as exc:  # one outlet's bug must not stop the others; its checks stay due
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        ctx.warnings.append(f"recheck {outlet_id}: {detail}")
+        print(f"warning: recheck {outlet_id}: {detail}", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        tally["errors"] += 1
+    return tally
+
+
+def run_rechecks(ctx: RunContext, *, workers: int | None = None) -> dict:
+    """Return a summary (due, performed, left, outcomes, events) after performing the checks due now.
+
+    At most settings.RECHECKS_PER_RUN checks, the most overdue first; the rest
+    stay due for the next run. Outlets are worked on concurrently, one thread
+    each, and the fetcher paces every host whatever the number of threads.
+    """
+    if ctx.fetcher is None or ctx.warc is None:
+        raise TypeError("run_rechecks needs a run context opened with a WARC folder (and so a fetcher)")
+    now = ctx.clock.now()
+    due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN)
+    # Counting everything due costs a second pass; only needed when the budget cut the list.
+    backlog = count_due(ctx.store, now) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
+    by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
+    for item in due:
+        by_outlet[item.outlet_id].append(item)
+    tally: Counter = Counter()
+    if by_outlet:
+        workers = workers or min(settings.MAX_CONCURRENT_OUTLETS, len(by_outlet))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck") as pool:
+            for result in pool.map(lambda pair: check_outlet(ctx, *pair), by_outlet.items()):
+                tally.update(result)
+    performed = sum(tally[o] for o in OUTCOMES)
+    for name, amount in tally.items():
+        ctx.count(f"recheck_{name}", amount)
+    return {"due": backlog, "performed": performed, "left": backlog - performed,
+            **{o: tally[o] for o in OUTCOMES}, "deferred": tally["deferred"], "errors": tally["errors"],
+            "events": {k[len("event_"):]: v for k, v in sorted(tally.items()) if k.startswith("event_")}}

@@ -1,0 +1,138 @@
+"""WARC/1.1 records of every HTTP exchange, bytes as received."""
+
+from __future__ import annotations
+
+import io
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from collector import settings
+from collector.errors import TakedownWatchError
+from collector.net.wire import undo_content_encoding
+from collector.settings import USER_AGENT, __version__
+
+
+@dataclass(frozen=True)
+class WarcPointer:
+    """Where one response record sits: file (relative to the WARC folder), offset, length."""
+
+    file: str
+    offset: int
+    length: int
+    payload_digest: str | None
+
+
+def _warc_date(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class WarcLog:
+    """Appends request/response pairs to one gzip WARC file per run.
+
+    The file is created exclusively and never reopened for appending: a run
+    killed mid-record leaves at most one torn record at the end of its own
+    file, and the next run writes a new file.
+    """
+
+    def __init__(self, warc_dir: str | Path, run_id: int, started: datetime):
+        self.root = Path(warc_dir)
+        name = f"{started:%Y/%m/%d}/run-{run_id:06d}-{started:%H%M%S}-{uuid.uuid4().hex[:8]}.warc.gz"
+        self.relative = name
+        self.path = self.root / name
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "xb")
+        self._writer = WARCWriter(self._file, gzip=True, warc_version="WARC/1.1")
+        self._lock = threading.Lock()
+        self._write_info(started)
+
+    def _write_info(self, started: datetime) -> None:
+        info = {
+            "software": f"TakedownWatch/{__version__}",
+            "http-header-user-agent": USER_AGENT,
+            "format": "WARC File Format 1.1",
+        }
+        record = self._writer.create_warcinfo_record(self.path.name, info)
+        record.rec_headers.replace_header("WARC-Date", _warc_date(started))
+        with self._lock:
+            self._writer.write_record(record)
+            self._file.flush()
+
+    def write_exchange(
+        self,
+        *,
+        url: str,
+        method: str,
+        request_headers: list[tuple[str, str]],
+        request_target: str,
+        request_body: bytes | None,
+        status_line: str,
+        protocol: str,
+        response_headers: list[tuple[str, str]],
+        body: bytes,
+        ip: str | None,
+        when: datetime,
+        truncated: str | None = None,
+    ) -> WarcPointer:
+        """Write the request and response records and return where the response sits."""
+        date = _warc_date(when)
+        req_http = StatusAndHeaders(f"{method} {request_target} {protocol}", request_headers,
+                                    is_http_request=True)
+        request = self._writer.create_warc_record(
+            url, "request", payload=io.BytesIO(request_body or b""), http_headers=req_http,
+            warc_headers_dict={"WARC-Date": date})
+        resp_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
+        warc_headers = {"WARC-Date": date}
+        if ip:
+            warc_headers["WARC-IP-Address"] = ip
+        if truncated:
+            warc_headers["WARC-Truncated"] = truncated
+        response = self._writer.create_warc_record(
+            url, "response", payload=io.BytesIO(body), http_headers=resp_http,
+            warc_headers_dict=warc_headers)
+        request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
+        with self._lock:
+            offset = self._file.tell()
+            self._writer.write_record(response)
+            length = self._file.tell() - offset
+            self._writer.write_record(request)
+            self._file.flush()
+        return WarcPointer(self.relative, offset, length,
+                           response.rec_headers.get_header("WARC-Payload-Digest"))
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+
+# -- reading ------------------------------------------------------------------
+
+class WarcReadError(TakedownWatchError):
+    """A snapshot's HTML could not be read back from its WARC record."""
+
+
+def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tuple[bytes, str | None]:
+    """Return (body with Content-Encoding undone, Content-Type) of the response record at offset."""
+    path = Path(warc_root) / warc_file
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            record = next(iter(ArchiveIterator(handle)))
+            if record.rec_type != "response" or record.http_headers is None:
+                raise WarcReadError(f"{path}:{offset} is a {record.rec_type} record, not a response")
+            headers = {k.lower(): v for k, v in record.http_headers.headers}
+            raw = record.raw_stream.read()
+    except (OSError, StopIteration, ValueError) as exc:
+        raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
+    body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
+    if problem:
+        raise WarcReadError(f"{path}:{offset}: {problem[1]}")
+    return body, headers.get("content-type")

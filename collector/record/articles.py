@@ -1,0 +1,43 @@
+"""Article identity: the comparison key of an address, and the rows that say which addresses are one article.
+
+An article is first known by the address a listing gave; a redirect's final
+address and a page's canonical address join it later. Nothing is merged away:
+every address stays, beside the key it was compared by.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from collector.urls import comparison_key
+
+
+def article_key(url: str) -> str:
+    """Return url's comparison key (tracking parameters gone), or url itself when it has none."""
+    try:
+        return comparison_key(url)
+    except ValueError:
+        return url
+
+
+def known(conn: sqlite3.Connection, key: str) -> bool:
+    """Return True when an address with this key was queued or belongs to an article already."""
+    return bool(conn.execute("SELECT 1 FROM capture_queue WHERE url_key = ?", (key,)).fetchone()
+                or conn.execute("SELECT 1 FROM article_urls WHERE url_key = ?", (key,)).fetchone())
+
+
+def new_article(conn: sqlite3.Connection, outlet_id: str, url: str, key: str, stamp: str, run_id: int) -> int:
+    """Return the id of a new article first listed at url, with that address recorded as 'listing'."""
+    article_id = conn.execute(
+        "INSERT INTO articles (outlet_id, url_key, url, first_seen_at, first_seen_run) "
+        "VALUES (?, ?, ?, ?, ?)", (outlet_id, key, url, stamp, run_id)).lastrowid
+    add_address(conn, article_id, url, key, "listing", stamp, run_id)
+    return article_id
+
+
+def add_address(conn: sqlite3.Connection, article_id: int, url: str, key: str, how: str, stamp: str,
+                run_id: int, snapshot_id: int | None = None) -> None:
+    """Record another address of the same article (how: listing, redirect, canonical); a repeat is ignored."""
+    conn.execute(
+        "INSERT OR IGNORE INTO article_urls (article_id, url, url_key, how, recorded_at, run_id, snapshot_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)", (article_id, url, key, how, stamp, run_id, snapshot_id))

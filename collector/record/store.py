@@ -1,0 +1,174 @@
+"""The record: one SQLite database, migrated forward, written in transactions.
+
+Threads share one connection behind a lock, so every write is serialised and
+each logical step is one transaction: a run killed at any moment leaves the
+database as it was after the last complete step.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlite_utils
+
+from collector.record import schema
+from collector.errors import TakedownWatchError
+
+
+class StoreError(TakedownWatchError):
+    """The database could not be opened or migrated."""
+
+
+class Store:
+    """Gives access to the database; every write goes through `transaction()`."""
+
+    def __init__(self, path: str | Path, *, wal: bool = True):
+        self.path = str(path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA busy_timeout = 30000")
+            if wal and self.path != ":memory:":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.row_factory = sqlite3.Row
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+        self.db = sqlite_utils.Database(self.conn)
+        self._lock = threading.RLock()
+        self.migrate()
+
+    # -- schema -------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """Return the number of migrations applied."""
+        row = self.conn.execute("PRAGMA user_version").fetchone()
+        return int(row[0])
+
+    def migrate(self) -> None:
+        """Apply every migration newer than the database, then the triggers."""
+        if sqlite3.sqlite_version_info < (3, 35, 0):  # migration 5 uses ALTER TABLE DROP COLUMN
+            raise StoreError(f"SQLite {sqlite3.sqlite_version} is too old: the record needs 3.35 or newer")
+        try:
+            with self.transaction():
+                current = self.schema_version()
+                for number, script in enumerate(schema.MIGRATIONS, start=1):
+                    if number > current:
+                        self._executescript_in_tx(script)
+                        self.conn.execute(f"PRAGMA user_version = {number}")
+                for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
+                    if self.db[table].exists():  # a table: a view has its own triggers
+                        self._executescript_in_tx(schema.append_only_triggers(table))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot migrate database {self.path}: {exc}") from exc
+
+    def _executescript_in_tx(self, script: str) -> None:
+        # executescript() would COMMIT first; run statement by statement so the
+        # migration stays inside the caller's transaction.
+        for statement in _split_sql(script):
+            self.conn.execute(statement)
+
+    # -- transactions -------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Yield the connection inside one IMMEDIATE transaction (re-entrant)."""
+        with self._lock:
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert one row and return its rowid (its id, for a view that stores rows elsewhere)."""
+        with self.transaction() as conn:
+            if "id" not in row and table in schema.STORAGE_TABLES.values():
+                # An INSERT through a view's trigger leaves lastrowid as it was: take the id first.
+                rows = schema.VIEW_ROWS[table]
+                row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {rows}").fetchone()[0], **row}
+            columns = ", ".join(row)
+            marks = ", ".join("?" for _ in row)
+            values = [_sql_value(v) for v in row.values()]
+            cursor = conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
+            return int(row["id"]) if table in schema.STORAGE_TABLES.values() else int(cursor.lastrowid)
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        """Run one statement inside a transaction and return its cursor."""
+        with self.transaction() as conn:
+            return conn.execute(sql, params)
+
+    def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        """Return every row of a read-only query."""
+        with self._lock:
+            return self.conn.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
+        """Return the first row of a query, or None."""
+        with self._lock:
+            return self.conn.execute(sql, params).fetchone()
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the main file so the database is one file at rest."""
+        with self._lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        """Checkpoint and close the connection."""
+        with self._lock:
+            try:
+                self.checkpoint()
+            finally:
+                self.conn.close()
+
+
+def _sql_value(value: Any) -> Any:
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value
+
+
+def _split_sql(script: str) -> list[str]:
+    """Return the statements of a script, keeping trigger bodies whole."""
+    statements: list[str] = []
+    for complete in _complete_statements(script):
+        if complete.strip():
+            statements.append(complete)
+    return statements
+
+
+def _complete_statements(script: str) -> Iterator[str]:
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer
+            buffer = ""
+    if buffer.strip():
+        yield buffer
+
+
+def open_read_only(db: str | Path) -> sqlite3.Connection:
+    """Return a read-only connection to the record (reading can never change it)."""
+    path = Path(db)
+    if not path.exists():
+        raise TakedownWatchError(f"no database at {db}")
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn

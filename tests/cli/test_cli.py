@@ -1,0 +1,118 @@
+"""The command line: documented commands, clear refusals, and exit codes that mean what they say."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from collector.cli.main import cli
+from testing import replica
+from testing.farm import Reply
+
+NOW = replica.FEED_SNAPSHOT_TIME.isoformat()
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def all_commands(group, prefix=()):
+    import click
+
+    for name, command in group.commands.items():
+        yield prefix + (name,), command
+        if isinstance(command, click.Group):
+            yield from all_commands(command, prefix + (name,))
+
+
+@pytest.mark.parametrize("path", [p for p, _ in all_commands(cli)], ids=lambda p: " ".join(p))
+def test_every_command_documents_an_example(path):
+    result = invoke(*path, "--help")
+    assert result.exit_code == 0
+    assert "Example" in result.output, f"{' '.join(path)} --help has no example"
+
+
+def test_top_level_help_lists_the_commands():
+    result = invoke("--help")
+    for name in ("run", "discover", "archive"):
+        assert name in result.output
+
+
+@pytest.fixture
+def loopback_outlet(farm, tmp_path):
+    host = farm.add()
+    host.routes.update({
+        "/robots.txt": Reply(404),
+        "/": Reply(200, replica.homepage("/rss/rss.xml")),
+        "/rss/rss.xml": Reply(200, replica.moved_feed("bd24live", host.base), content_type="application/rss+xml"),
+    })
+    registry = tmp_path / "outlets.toml"
+    registry.write_text(replica.registry_toml({"bd24live": host}), encoding="utf-8")
+    return host, registry
+
+
+def common(tmp_path, registry):
+    return ["--db", str(tmp_path / "r.db"), "--warc-dir", str(tmp_path / "warc"), "--outlets", str(registry),
+            "--now", NOW, "--vantage", "cli-test"]
+
+
+def test_discover_prints_what_it_tried(loopback_outlet, tmp_path):
+    host, registry = loopback_outlet
+    result = invoke("discover", *common(tmp_path, registry), "--min-interval", "0.05", "--outlet", "bd24live")
+    assert result.exit_code == 0, result.output
+    assert "homepage_link" in result.output and "valid" in result.output
+    assert "source: rss" in result.output and host.url("/rss/rss.xml") in result.output
+
+
+def test_run_exits_zero_and_records_the_vantage(loopback_outlet, tmp_path):
+    _host, registry = loopback_outlet
+    result = invoke("run", *common(tmp_path, registry), "--min-interval", "0.05")
+    assert result.exit_code == 0, result.output
+    db = sqlite3.connect(tmp_path / "r.db")
+    assert {r[0] for r in db.execute("SELECT vantage FROM requests")} == {"cli-test"}
+    assert db.execute("SELECT COUNT(*) FROM run_finishes").fetchone()[0] == 1
+
+
+def test_run_exits_zero_when_every_site_fails(farm, tmp_path):
+    dead = farm.add({"/*": Reply(503)})
+    registry = tmp_path / "outlets.toml"
+    registry.write_text(replica.registry_toml({"dead": dead}), encoding="utf-8")
+    result = invoke("run", *common(tmp_path, registry), "--min-interval", "0.05")
+    assert result.exit_code == 0, result.output
+    db = sqlite3.connect(tmp_path / "r.db")
+    results = {r[0] for r in db.execute("SELECT result FROM requests")}
+    assert results == {"server_error", "robots_unreachable"}
+
+
+def test_reduced_interval_refused_for_real_hosts(tmp_path):
+    result = invoke("run", "--db", str(tmp_path / "r.db"), "--outlets", "data/outlets.toml", "--min-interval", "0.1")
+    assert result.exit_code == 2
+    assert "loopback" in result.output and "bdnews24.com" in result.output
+    assert not (tmp_path / "r.db").exists()  # refused before anything was opened or sent
+
+
+def test_malformed_registry_stops_before_any_request(tmp_path, farm):
+    host = farm.add({"/*": Reply(200)})
+    registry = tmp_path / "outlets.toml"
+    registry.write_text(replica.registry_toml({"x": host}) + '\n[outlets.y]\nname = "Y"\n', encoding="utf-8")
+    result = invoke("run", *common(tmp_path, registry), "--min-interval", "0.05")
+    assert result.exit_code == 1
+    assert str(registry) in result.output and "line" in result.output
+    assert host.seen == []
+
+
+def test_bad_now_is_a_clear_error(loopback_outlet, tmp_path):
+    _host, registry = loopback_outlet
+    result = invoke("run", "--outlets", str(registry), "--now", "yesterday", "--min-interval", "0.05")
+    assert result.exit_code == 2 and "ISO-8601" in result.output
+
+
+def test_unwritable_database_is_an_error(loopback_outlet, tmp_path):
+    _host, registry = loopback_outlet
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = invoke("run", "--db", str(blocker / "r.db"), "--outlets", str(registry), "--min-interval", "0.05")
+    assert result.exit_code == 1
+    assert "cannot open database" in result.output
