@@ -57,6 +57,12 @@ SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # decompressed, per sitemap (protocol limi
 FUTURE_SKEW_SECONDS = 15 * 60  # entries dated this far past our clock are clock jitter: plain 'recent'
 OUTLET_UTC_OFFSET_HOURS = 6  # {date} in source templates is the Dhaka day (UTC+6, no DST since 2009)
 
+# One writer per database (collector/record/lock.py). A command that finds another
+# process writing waits this long, then stops with exit code 75 having sent and
+# written nothing: long enough for an export or a levelling to finish, short
+# enough not to eat a scheduled job's time behind a whole run.
+DATABASE_LOCK_WAIT_SECONDS = 30.0
+
 # Revisits (next stage): hours after first capture.
 RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
 GONE_MIN_ABSENT_CHECKS = 3

@@ -6,8 +6,10 @@ import time
 
 import click
 
+from collector.cli.options import Busy, lock_option
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
+from collector.record.lock import DatabaseBusy, exclusive
 from collector.record.folder import verify
 from collector.record.rebuild import rebuild, resume as resume_rebuild
 from collector.record.store import Store
@@ -30,7 +32,8 @@ def export():
 @click.option("--db", default="data/takedownwatch.db", show_default=True, help="SQLite database of the record.")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder (committed to git).")
 @click.option("--warc-dir", default=None, help="Record size and SHA-256 of the WARC files new rows point at.")
-def export_new_command(db, out_dir, warc_dir):
+@lock_option
+def export_new_command(db, out_dir, warc_dir, lock_wait):
     """Write every row added or changed since the last export to one new file.
 
     \b
@@ -38,9 +41,12 @@ def export_new_command(db, out_dir, warc_dir):
         python -m collector export new --db data/takedownwatch.db --out data/record --warc-dir data/warc
     """
     try:
-        store = Store(db)
-        result = export_new(store, out_dir, warc_dir=warc_dir)
-        store.close()
+        with exclusive(db, "export new", lock_wait):
+            store = Store(db)
+            result = export_new(store, out_dir, warc_dir=warc_dir)
+            store.close()
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     if result.path is None:
@@ -57,7 +63,8 @@ def export_new_command(db, out_dir, warc_dir):
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
-def rebuild_command(out_dir, db, resume):
+@lock_option
+def rebuild_command(out_dir, db, resume, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
@@ -76,10 +83,13 @@ def rebuild_command(out_dir, db, resume):
             click.echo(f"  read {done}/{total} export files ({done / total:.0%})", err=True)
 
     try:
-        if resume:
-            files, counts = resume_rebuild(out_dir, db, progress)
-        else:
-            counts = rebuild(out_dir, db, progress)
+        with exclusive(db, "export rebuild", lock_wait):
+            if resume:
+                files, counts = resume_rebuild(out_dir, db, progress)
+            else:
+                counts = rebuild(out_dir, db, progress)
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())

@@ -14,8 +14,9 @@ from pathlib import Path
 import click
 
 from collector import settings
-from collector.cli.options import check_interval, common_options, edge, make_clock, open_store
+from collector.cli.options import check_interval, common_options, edge, lock_option, make_clock, open_store
 from collector.collect.context import RunContext, default_vantage
+from collector.record.lock import exclusive
 from collector.registry import load_registry
 from collector.record.registry_mirror import sync_registry
 
@@ -30,21 +31,31 @@ def cli():
     """
 
 
-def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
+def _prepare(outlets, now, min_interval, only=()) -> dict:
+    """Return what a collecting command needs, every argument checked before anything is opened or sent."""
     registry = load_registry(outlets)  # a malformed registry stops here, before any request
     interval, loopback = check_interval(min_interval, registry)
     clock = make_clock(now)
+    unknown = [o for o in only if o not in registry.outlets]
+    if unknown:
+        raise click.BadParameter(f"unknown outlet id(s): {', '.join(unknown)} (not in {outlets})",
+                                 param_hint="--outlet")
+    return {"registry": registry, "interval": interval, "loopback": loopback, "clock": clock}
+
+
+def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
+    """Return a run context on the database, the registry mirrored into it (the caller holds the lock)."""
     store = open_store(db)
-    sync_registry(store, registry, clock)
+    sync_registry(store, prepared["registry"], prepared["clock"])
     options = {}
-    if loopback:
+    interval = prepared["interval"]
+    if prepared["loopback"]:
         # A loopback test run scales the retry delays with the interval, so
         # they still grow but a demo or test does not wait 20 s per retry.
         scale = interval / settings.MIN_INTERVAL_SECONDS
         options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
-    ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
-                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback, **options)
-    return ctx
+    return RunContext.open(store, command, clock=prepared["clock"], vantage=vantage or default_vantage(),
+                           warc_dir=warc_dir, interval=interval, allow_loopback=prepared["loopback"], **options)
 
 
 def _progress(done: int, total: int, summary: dict) -> None:
@@ -57,8 +68,9 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--min-interval", type=float, default=None,
               help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
 @click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@lock_option
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     \b
@@ -68,15 +80,17 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only):
     from collector.collect.pipeline import active_outlets, run_collection
     from collector.collect.revisits import run_rechecks
 
-    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run")
-    targets = active_outlets(ctx, list(only) or None)
-    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
-    run_collection(ctx, targets, progress=_progress)
-    if settings.RECHECKS_ENABLED:
-        run_rechecks(ctx)
-    ctx.finish()
-    counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
-    ctx.store.close()
+    prepared = _prepare(outlets, now, min_interval, only)
+    with exclusive(db, "run", lock_wait):
+        ctx = _open(db, warc_dir, vantage, "run", prepared)
+        targets = active_outlets(ctx, list(only) or None)
+        click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
+        run_collection(ctx, targets, progress=_progress)
+        if settings.RECHECKS_ENABLED:
+            run_rechecks(ctx)
+        ctx.finish()
+        counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
+        ctx.store.close()
     click.echo(f"run {ctx.run_id} finished: {counts}")
 
 
@@ -84,8 +98,9 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only):
 @common_options
 @click.option("--min-interval", type=float, default=None, help="As for `run`.")
 @click.option("--outlet", "only", multiple=True, required=True, help="Outlet id (repeatable).")
+@lock_option
 @edge
-def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
+def discover(db, warc_dir, outlets, now, vantage, min_interval, only, lock_wait):
     """Look for an outlet's feeds and news sitemaps and print every address tried.
 
     \b
@@ -95,20 +110,19 @@ def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
     from collector.collect.discovery import Discoverer
     from collector.collect.pipeline import active_outlets
 
-    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "discover")
-    known = {o.id: o for o in active_outlets(ctx)}
-    missing = [o for o in only if o not in known]
-    if missing:
-        raise click.BadParameter(f"unknown outlet id(s): {', '.join(missing)}", param_hint="--outlet")
-    for outlet_id in only:
-        result = Discoverer(ctx, known[outlet_id]).run()
-        click.echo(f"{outlet_id}: tried {len(result.tried)}, valid {len(result.valid)}")
-        for url, found_via, outcome, detail in result.tried:
-            click.echo(f"  {outcome:<20} {found_via:<20} {url}" + (f"  ({detail})" if detail else ""))
-        for url, kind in result.valid:
-            click.echo(f"  source: {kind:<13} {url}")
-    ctx.finish()
-    ctx.store.close()
+    prepared = _prepare(outlets, now, min_interval, only)
+    with exclusive(db, "discover", lock_wait):
+        ctx = _open(db, warc_dir, vantage, "discover", prepared)
+        known = {o.id: o for o in active_outlets(ctx)}
+        for outlet_id in only:
+            result = Discoverer(ctx, known[outlet_id]).run()
+            click.echo(f"{outlet_id}: tried {len(result.tried)}, valid {len(result.valid)}")
+            for url, found_via, outcome, detail in result.tried:
+                click.echo(f"  {outcome:<20} {found_via:<20} {url}" + (f"  ({detail})" if detail else ""))
+            for url, kind in result.valid:
+                click.echo(f"  source: {kind:<13} {url}")
+        ctx.finish()
+        ctx.store.close()
 
 
 def _existing_store(db: str):
