@@ -54,6 +54,22 @@ SOURCE_REVALIDATE_DAYS = 7  # re-run discovery when sources are older than this
 SITEMAP_MAX_DEPTH = 3  # sitemap index nesting followed
 SITEMAP_MAX_CHILDREN = 20  # children of one index read per run, newest first
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # decompressed, per sitemap (protocol limit)
+# A capture that failed for a reason that passes (a server error, a timeout, a
+# dropped connection, a rate limit) is tried again by later runs while its
+# entry's date (or, undated, when it was first listed) is within
+# CAPTURE_WINDOW_HOURS, in at most this many runs: a day of hourly runs, so an
+# outage of hours loses nothing. A 404, a 410, a challenge or a page that is not
+# HTML is an answer, not a failure: never tried again.
+CAPTURE_RETRY_RESULTS = ("server_error", "timeout", "connection_error", "rate_limited")
+CAPTURE_MAX_RUNS = 24
+# Captures tried per outlet per run, newest entry first; the rest wait for the
+# next run. At 2 s a request this is 10 minutes of one host's time; an hourly run
+# at 100 new articles a day has about 4 to do, a day's backlog drains in one run.
+CAPTURES_PER_OUTLET_PER_RUN = 300
+# Consecutive captures failing with timeouts, 5xx or dropped connections after
+# which the outlet's other captures wait a run: one host that stalls every
+# article for a minute would otherwise spend the run on retries.
+CAPTURE_HOST_DOWN_AFTER = 3
 FUTURE_SKEW_SECONDS = 15 * 60  # entries dated this far past our clock are clock jitter: plain 'recent'
 OUTLET_UTC_OFFSET_HOURS = 6  # {date} in source templates is the Dhaka day (UTC+6, no DST since 2009)
 
@@ -123,4 +139,15 @@ START_LINE_SECONDS = 0.05
 RECHECKS_ENABLED = True
 RECHECKS_PER_RUN = 5000  # budget of checks per run, most overdue first; steady state needs ~1,900 at peak (bench/recheck_load.py)
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
+# A check that failed for a passing reason (a 5xx, a timeout, a dropped
+# connection, a rate limit, robots.txt unreadable) does not use up its slot:
+# the slot is tried again this many hours after each failed try (at most
+# 1 + len tries in all, spread over two days so an outage of hours is outlived).
+RECHECK_RETRY_RESULTS = ("server_error", "timeout", "connection_error", "rate_limited", "robots_unreachable")
+RECHECK_RETRY_HOURS = (1, 3, 6, 12, 24)
+# Follow-ups and new tries may be taken this many minutes before they fall due.
+# Jobs start at the same minute each hour, so one due a few seconds after a run
+# began would otherwise wait a whole hour; never so early that an absence's
+# checks span less than GONE_MIN_SPAN_HOURS.
+RECHECK_SLACK_MINUTES = 10
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run

@@ -60,7 +60,7 @@ HOST_DOWN_RESULTS = ("timeout", "connection_error", "server_error")
 
 @dataclass(frozen=True)
 class DueCheck:
-    """One check that has fallen due: which article, which slot, since when."""
+    """One check that has fallen due: which article, which slot, since when, and which try."""
 
     article_id: int
     outlet_id: str
@@ -68,6 +68,9 @@ class DueCheck:
     slot: str
     due_at: datetime
     follows_check_id: int | None = None
+    retry_of: int | None = None  # the failed try of the same slot this one repeats
+    try_number: int = 1
+    ready_at: datetime | None = None  # when a run may take it (a follow-up or retry: a little before due_at)
 
 
 # -- schedule -----------------------------------------------------------------
@@ -82,52 +85,87 @@ def _pairs(kind: str, count: int) -> str:
     return ", ".join(f"(:{kind}{n}a, :{kind}{n}b)" for n in range(count))
 
 
-def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
-    """Return (SQL, parameters) selecting the scheduled checks not yet performed that fall due by `until`.
+def _retried(prefix: str = "o") -> str:
+    """Return the SQL test that a check failed for a passing reason (settings.RECHECK_RETRY_RESULTS)."""
+    results = ", ".join(f"'{r}'" for r in settings.RECHECK_RETRY_RESULTS)
+    return f"{prefix}.outcome = 'inconclusive' AND {prefix}.result IN ({results})"
 
-    The due test comes before the NOT EXISTS probe so slots still in the
-    future cost no index lookup.
+
+# A retried slot is labelled '<slot>#<try>': '8760h#2', 'followup:12+6h#3'.
+_NEXT_TRY = ("CASE WHEN instr(o.slot, '#') > 0 THEN substr(o.slot, 1, instr(o.slot, '#') - 1) ELSE o.slot END"
+             " || '#' || (o.try_number + 1)")
+
+
+def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
+    """Return (SQL, parameters) selecting the scheduled checks not yet performed that may be taken by `until`.
+
+    Three kinds: regular slots, follow-ups of a first absence, and new tries
+    of a check that failed for a passing reason (settings.RECHECK_RETRY_HOURS
+    after the try before, at most 1 + that many tries). Follow-ups and tries
+    may be taken settings.RECHECK_SLACK_MINUTES early. The due test comes
+    before the NOT EXISTS probe so slots still in the future cost no index lookup.
     """
     slots = [(f"{_label(h)}h", float(h)) for h in settings.RECHECK_SCHEDULE_HOURS]
     follow = [(_label(h), float(h)) for h in settings.GONE_FOLLOWUP_HOURS]
+    retry = [(float(n), float(h)) for n, h in enumerate(settings.RECHECK_RETRY_HOURS, start=1)]
     sql = f"""
     WITH slots(slot, hours) AS (VALUES {_pairs("s", len(slots))}),
          follow(label, hours) AS (VALUES {_pairs("f", len(follow))}),
+         retry(try, hours) AS (VALUES {_pairs("r", len(retry))}),
          first AS (SELECT article_id, MIN(captured_at) AS since FROM snapshots
                    WHERE purpose = 'capture' GROUP BY article_id),
          pending AS (
-           SELECT f.article_id, s.slot, NULL AS follows, f.since, s.hours
+           SELECT f.article_id, s.slot, NULL AS follows, NULL AS retry_of, 1 AS try, f.since, s.hours,
+                  0 AS early
            FROM first f CROSS JOIN slots s
            WHERE julianday(f.since) + s.hours / 24.0 <= julianday(:until)
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = f.article_id AND c.slot = s.slot)
            UNION ALL
-           SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, o.performed_at, h.hours
+           SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, NULL, 1, o.performed_at,
+                  h.hours, 1
            FROM checks o CROSS JOIN follow h
-           WHERE o.opens_absence = 1 AND julianday(o.performed_at) + h.hours / 24.0 <= julianday(:until)
+           WHERE o.opens_absence = 1 AND julianday(o.performed_at) + h.hours / 24.0 - :slack <= julianday(:until)
              AND NOT EXISTS (
              SELECT 1 FROM checks c WHERE c.article_id = o.article_id
-             AND c.slot = 'followup:' || o.id || '+' || h.label || 'h'))
-    SELECT p.article_id, p.slot, p.follows, p.since, p.hours, a.outlet_id, a.url,
+             AND c.slot = 'followup:' || o.id || '+' || h.label || 'h')
+           UNION ALL
+           SELECT o.article_id, {_NEXT_TRY}, o.follows_check_id, o.id, o.try_number + 1, o.performed_at,
+                  r.hours, 1
+           FROM checks o JOIN retry r ON r.try = o.try_number
+           WHERE {_retried()} AND julianday(o.performed_at) + r.hours / 24.0 - :slack <= julianday(:until)
+             AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = o.article_id AND c.slot = {_NEXT_TRY}))
+    SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early, a.outlet_id, a.url,
            julianday(p.since) + p.hours / 24.0 AS due_day
     FROM pending p JOIN articles a ON a.id = p.article_id"""
-    names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow))
+    names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow), ("r", retry))
              for n in range(len(rows)) for col in "ab"]
-    values = [v for row in slots + follow for v in row]
-    return sql, {**dict(zip(names, values)), "until": until}
+    values = [v for row in slots + follow + retry for v in row]
+    return sql, {**dict(zip(names, values)), "until": until,
+                 "slack": settings.RECHECK_SLACK_MINUTES / (24 * 60)}
 
 
-def _due(row) -> DueCheck:
-    """Return the DueCheck of one pending row, its due instant computed exactly (julianday only pre-sorts)."""
+def _due(store: Store, row) -> DueCheck:
+    """Return the DueCheck of one pending row, its instants computed exactly (julianday only pre-sorts)."""
     due_at = parse_instant(row["since"]) + timedelta(hours=row["hours"])
-    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"])
+    ready_at = due_at
+    if row["early"]:
+        ready_at = due_at - timedelta(minutes=settings.RECHECK_SLACK_MINUTES)
+        if row["follows"] is not None:
+            # Never early enough to end an absence's checks short of the span the gone rule needs.
+            opened = store.one("SELECT performed_at FROM checks WHERE id = ?", (row["follows"],))[0]
+            need = parse_instant(opened) + timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
+            if due_at >= need:
+                ready_at = max(ready_at, need)
+    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"],
+                    row["retry_of"], row["try"], ready_at)
 
 
 def due_checks(store: Store, now: datetime, limit: int | None = None) -> list[DueCheck]:
-    """Return the checks due at `now`, most overdue first, at most `limit` of them."""
+    """Return the checks a run may take at `now`, most overdue first, at most `limit` of them."""
     sql, params = _pending_sql(iso(now))
     rows = store.query(f"{sql} ORDER BY due_day, p.article_id, p.hours LIMIT :limit",
                        {**params, "limit": -1 if limit is None else limit})
-    return [d for d in map(_due, rows) if d.due_at <= now]
+    return [d for d in (_due(store, r) for r in rows) if d.ready_at <= now]
 
 
 def count_due(store: Store, now: datetime) -> int:
@@ -140,7 +178,7 @@ def next_due_at(store: Store) -> datetime | None:
     """Return when the earliest check not yet performed falls due, or None when none is scheduled."""
     sql, params = _pending_sql()
     row = store.one(f"{sql} ORDER BY due_day LIMIT 1", params)
-    return None if row is None else _due(row).due_at
+    return None if row is None else _due(store, row).due_at
 
 
 # -- outcome ------------------------------------------------------------------
@@ -228,11 +266,11 @@ def perform(ctx: RunContext, due: DueCheck) -> tuple[int, str, list[str], str]:
         opens = outcome == "absent" and not events.absence_streak(conn, due.article_id)
         check_id = conn.execute(
             "INSERT INTO checks (article_id, slot, follows_check_id, due_at, performed_at, run_id, url, "
-            "result, request_id, request_chain, snapshot_id, outcome, opens_absence, detail) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "result, request_id, request_chain, snapshot_id, outcome, opens_absence, detail, try_number, "
+            "retry_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (due.article_id, due.slot, due.follows_check_id, iso(due.due_at), ctx.clock.now_iso(),
              ctx.run_id, due.url, response.result, response.request_id, json.dumps(response.chain),
-             snapshot_id, outcome, int(opens), detail)).lastrowid
+             snapshot_id, outcome, int(opens), detail, due.try_number, due.retry_of)).lastrowid
         kinds = events.after_check(ctx, conn, check_id, ctx.warc.root)
     return check_id, outcome, kinds, response.result
 

@@ -9,6 +9,7 @@ kept apart and may change.
 from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
+from collector.record.unattended import V6
 from collector.record.views import V4, V5
 
 # Tables whose rows are observations: never updated, never deleted.
@@ -25,6 +26,9 @@ APPEND_ONLY_TABLES = (
     "checks",
     "events",
     "run_finishes",
+    "runs",
+    "capture_attempts",
+    "comparisons",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -331,4 +335,4 @@ CREATE TABLE export_head (
 # listing_entries shows them exactly as the table did, same ids, same columns
 # in the same order, so readers, exports and the record are unchanged, and an
 # INSERT into the view stores a new value row only when no equal one exists.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, V6)

@@ -400,8 +400,67 @@ def test_a_failing_host_defers_its_remaining_checks(farm, make_ctx, store):
     assert len([p for p in host.paths_seen() if p.startswith("/news/h/")]) == 5 + 3 * settings.MAX_ATTEMPTS
     host.routes["/news/*"] = page()
     second = run_rechecks(make_ctx(now=T0 + timedelta(hours=2)))
-    assert (second["due"], second["present"], second["deferred"]) == (2, 2, 0)
-    assert [len(checks_of(store, a)) for a in articles] == [1] * 5
+    # The two deferred slots, and the three that failed, tried again: no slot was used up.
+    assert (second["due"], second["present"], second["deferred"]) == (5, 5, 0)
+    assert [[r["slot"] for r in checks_of(store, a)] for a in articles] == [["1h", "1h#2"]] * 3 + [["1h"]] * 2
+
+
+def test_a_check_failed_for_a_passing_reason_is_tried_again_in_the_next_run(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/r/1": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/r/1"))
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=8759)))  # every slot but the year's, present
+    host.routes["/news/r/1"] = Reply(503, b"busy")
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=8760, minutes=1)))
+    host.routes["/news/r/1"] = page()
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=8761)))  # the hourly run after: inside the slack
+    first, second = checks_of(store, article)[-2:]
+    assert (first["slot"], first["outcome"], first["result"], first["try_number"]) == (
+        "8760h", "inconclusive", "server_error", 1)
+    assert (second["slot"], second["outcome"], second["try_number"], second["retry_of"]) == (
+        "8760h#2", "present", 2, first["id"])
+    assert parse_instant(second["due_at"]) == parse_instant(first["performed_at"]) + timedelta(hours=1)
+    assert next_due_at(store) is None  # done: the year's slot was checked after all
+
+
+def test_tries_of_a_slot_are_bounded(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/r/2": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/r/2"))
+    host.routes["/news/r/2"] = Reply(503, b"busy")
+    now = T0 + timedelta(hours=1, minutes=1)
+    for _ in range(20):
+        run_rechecks(make_ctx(now=now))
+        due = [d for d in due_checks(store, T0 + timedelta(days=2)) if d.slot.startswith("1h")]
+        if not due:
+            break
+        now = max(now, due[0].due_at) + timedelta(minutes=1)
+    tries = [r for r in checks_of(store, article) if r["slot"].startswith("1h")]
+    assert [r["slot"] for r in tries] == ["1h"] + [f"1h#{n}" for n in range(2, 2 + len(settings.RECHECK_RETRY_HOURS))]
+    gaps = [parse_instant(b["due_at"]) - parse_instant(a["performed_at"]) for a, b in zip(tries, tries[1:])]
+    assert gaps == [timedelta(hours=h) for h in settings.RECHECK_RETRY_HOURS]
+    assert all(r["outcome"] == "inconclusive" for r in tries)
+
+
+def test_follow_ups_allow_slack_but_never_cut_the_span_short(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/s/1": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/s/1"))
+    host.routes["/news/s/1"] = Reply(404)
+    opened = T0 + timedelta(hours=1, minutes=2)
+    run_rechecks(make_ctx(now=opened))
+    opener = checks_of(store, article)[0]
+    # Hourly runs that start a few minutes before each follow-up falls due.
+    for hour in (1, 3, 6, 7):
+        run_rechecks(make_ctx(now=opened + timedelta(hours=hour, minutes=-5)))
+    rows = checks_of(store, article)
+    follow = {r["slot"].rsplit("+", 1)[1]: r for r in rows if r["follows_check_id"] == opener["id"]}
+    early = parse_instant(follow["1h"]["performed_at"]) - parse_instant(follow["1h"]["due_at"])
+    assert timedelta(minutes=-10) < early < timedelta(0)  # taken by the run just before it fell due
+    assert parse_instant(follow["3h"]["performed_at"]) < parse_instant(follow["3h"]["due_at"])
+    # The 6 h follow-up decides the gone rule: not taken before six hours had passed.
+    span = parse_instant(follow["6h"]["performed_at"]) - parse_instant(opener["performed_at"])
+    assert span >= timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
+    assert parse_instant(follow["6h"]["performed_at"]) > opened + timedelta(hours=6, minutes=50)
+    (gone,) = store.query("SELECT * FROM events WHERE article_id = ? AND kind = 'gone'", (article,))
+    assert gone["check_id"] == follow["6h"]["id"]
 
 
 # -- what counts as present, absent, inconclusive ---------------------------------------
@@ -471,7 +530,7 @@ def test_gone_rule(hours, decided):
 def test_inconclusive_checks_neither_count_nor_break_an_absence(farm, make_ctx, store):
     host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/d/1": page()})
     article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/d/1"))
-    served = [Reply(404), Reply(503), CF_CHALLENGE, Reply(404), Reply(404)]  # 1h, +1h, +3h, 6h, +6h
+    served = [Reply(404), Reply(403), CF_CHALLENGE, Reply(404), Reply(404)]  # 1h, +1h, +3h, 6h, +6h
     for hour, reply in zip((1.2, 2.3, 4.3, 6.2, 7.3), served):
         host.routes["/news/d/1"] = reply
         run_rechecks(make_ctx(now=T0 + timedelta(hours=hour)))
