@@ -150,4 +150,14 @@ RECHECK_RETRY_HOURS = (1, 3, 6, 12, 24)
 # began would otherwise wait a whole hour; never so early that an absence's
 # checks span less than GONE_MIN_SPAN_HOURS.
 RECHECK_SLACK_MINUTES = 10
+# A check whose snapshot and the one before were made by different extraction
+# software is compared only from both pages' HTML (collector/collect/changes.py).
+# On a fresh runner the older HTML is read from its WARC file's release asset,
+# one byte range a snapshot, after the run's checks: at most this many a run,
+# oldest first (each is a request to the asset host, paced like any host, and
+# one GitHub API request per file: a workflow token may make 1,000 an hour).
+COMPARISONS_PER_RUN = 600
+# A check still not comparable this many days after its first try is left for a
+# person (the release store has been unreachable for a week).
+COMPARISON_RETRY_DAYS = 7
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run

@@ -14,8 +14,11 @@ from pathlib import Path
 import click
 
 from collector import settings
-from collector.cli.options import check_interval, common_options, edge, lock_option, make_clock, open_store
+from collector.cli.options import (
+    check_interval, common_options, edge, given_instant, lock_option, make_clock, open_store,
+)
 from collector.collect.context import RunContext, default_vantage
+from collector.net.releases import ReleaseStore, token_from_env
 from collector.record.lock import exclusive
 from collector.registry import load_registry
 from collector.record.registry_mirror import sync_registry
@@ -31,16 +34,20 @@ def cli():
     """
 
 
-def _prepare(outlets, now, min_interval, only=()) -> dict:
+def _prepare(outlets, now, min_interval, only=(), deadline=None, warc_store=None) -> dict:
     """Return what a collecting command needs, every argument checked before anything is opened or sent."""
     registry = load_registry(outlets)  # a malformed registry stops here, before any request
-    interval, loopback = check_interval(min_interval, registry)
+    interval, loopback = check_interval(min_interval, registry, extra=[warc_store] if warc_store else [])
     clock = make_clock(now)
     unknown = [o for o in only if o not in registry.outlets]
     if unknown:
         raise click.BadParameter(f"unknown outlet id(s): {', '.join(unknown)} (not in {outlets})",
                                  param_hint="--outlet")
-    return {"registry": registry, "interval": interval, "loopback": loopback, "clock": clock}
+    ends = given_instant(deadline, "--deadline") if deadline else None
+    if ends is not None and ends <= clock.now():
+        raise click.BadParameter(f"{deadline} is not after the run's start ({clock.now_iso()})", param_hint="--deadline")
+    return {"registry": registry, "interval": interval, "loopback": loopback, "clock": clock, "deadline": ends,
+            "warc_store": warc_store}
 
 
 def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
@@ -54,8 +61,12 @@ def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
         # they still grow but a demo or test does not wait 20 s per retry.
         scale = interval / settings.MIN_INTERVAL_SECONDS
         options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
-    return RunContext.open(store, command, clock=prepared["clock"], vantage=vantage or default_vantage(),
-                           warc_dir=warc_dir, interval=interval, allow_loopback=prepared["loopback"], **options)
+    ctx = RunContext.open(store, command, clock=prepared["clock"], vantage=vantage or default_vantage(),
+                          warc_dir=warc_dir, interval=interval, allow_loopback=prepared["loopback"],
+                          deadline=prepared.get("deadline"), **options)
+    if prepared.get("warc_store"):
+        ctx.warc_store = ReleaseStore(ctx.fetcher, prepared["warc_store"], token_from_env())
+    return ctx
 
 
 def _progress(done: int, total: int, summary: dict) -> None:
@@ -68,19 +79,29 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--min-interval", type=float, default=None,
               help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
 @click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@click.option("--deadline", default=None,
+              help="ISO-8601 instant (with its time zone) after which no fetch is started that might not end "
+                   "before it; what is left waits for the next run.")
+@click.option("--warc-store", default=None,
+              help="GitHub API address of the repository whose releases hold the WARC files "
+                   "(https://api.github.com/repos/OWNER/REPO); token from GH_TOKEN or GITHUB_TOKEN.")
 @lock_option
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only, lock_wait):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, deadline, warc_store, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
+
+    With --deadline the run ends in time for the job to export and save: captures,
+    checks and comparisons not started are carried over. With --warc-store a check
+    across an extractor upgrade reads the older page's WARC record from its release asset.
 
     \b
     Example:
-        python -m collector run --vantage github-actions
+        python -m collector run --vantage github-actions --deadline 2026-09-01T01:00:00Z
     """
     from collector.collect.pipeline import active_outlets, run_collection
     from collector.collect.revisits import run_rechecks
 
-    prepared = _prepare(outlets, now, min_interval, only)
+    prepared = _prepare(outlets, now, min_interval, only, deadline, warc_store)
     with exclusive(db, "run", lock_wait):
         ctx = _open(db, warc_dir, vantage, "run", prepared)
         targets = active_outlets(ctx, list(only) or None)

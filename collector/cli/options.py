@@ -94,14 +94,18 @@ def open_store(db: str) -> Store:
     return Store(db)
 
 
-def check_interval(min_interval: float | None, registry) -> tuple[float, bool]:
-    """Return (interval, allow_loopback); refuse a reduced interval for any non-loopback host."""
+def check_interval(min_interval: float | None, registry, extra=()) -> tuple[float, bool]:
+    """Return (interval, allow_loopback); refuse a reduced interval for any non-loopback host.
+
+    `extra` names other addresses the run will ask (the WARC release store).
+    """
     if min_interval is None or min_interval >= settings.MIN_INTERVAL_SECONDS:
         return max(min_interval or 0, settings.MIN_INTERVAL_SECONDS), False
     if min_interval <= 0:
         raise click.BadParameter("must be positive", param_hint="--min-interval")
     hosts = {urlsplit(o.homepage).hostname for o in registry.outlets.values()}
     hosts |= {urlsplit(s).hostname for o in registry.outlets.values() for s in o.sources}
+    hosts |= {urlsplit(address).hostname for address in extra}
     outside = sorted(h for h in hosts if not is_loopback_host(h or ""))
     if outside:
         raise click.UsageError(

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from collector import settings
 from collector.clock import Clock
@@ -56,6 +57,7 @@ class RunContext:
     counts: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     deadline: datetime | None = None  # on the run's clock: no fetch is started that might end after it
+    warc_store: Any = None  # a net.releases.ReleaseStore: WARC records of earlier runs, from release assets
 
     @classmethod
     def open(cls, store: Store, command: str, *, clock: Clock, vantage: str,

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from collector.collect import events
+from collector.collect import changes, events
 from collector import settings
 from collector.collect.capture import snapshot_from
 from collector.clock import iso, parse_instant
@@ -271,7 +271,8 @@ def perform(ctx: RunContext, due: DueCheck) -> tuple[int, str, list[str], str]:
             (due.article_id, due.slot, due.follows_check_id, iso(due.due_at), ctx.clock.now_iso(),
              ctx.run_id, due.url, response.result, response.request_id, json.dumps(response.chain),
              snapshot_id, outcome, int(opens), detail, due.try_number, due.retry_of)).lastrowid
-        kinds = events.after_check(ctx, conn, check_id, ctx.warc.root)
+        check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()
+        kinds = events.after_check(ctx, conn, check) + changes.after_check(ctx, conn, check, ctx.warc.root)
     return check_id, outcome, kinds, response.result
 
 
@@ -319,6 +320,8 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None) -> dict:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck") as pool:
             for result in pool.map(lambda pair: check_outlet(ctx, *pair), by_outlet.items()):
                 tally.update(result)
+    compared = changes.settle(ctx)  # checks across an extractor upgrade, their older HTML from release assets
+    tally.update({k: v for k, v in compared.items() if k.startswith("event_")})
     performed = sum(tally[o] for o in OUTCOMES)
     for name, amount in tally.items():
         ctx.count(f"recheck_{name}", amount)

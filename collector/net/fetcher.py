@@ -19,10 +19,17 @@ from collector.net.ledger import Ledger
 from collector.net.guard import AddressGuard
 from collector.net.pacing import HostPacer
 from collector.net.robotscache import RobotsBook
-from collector.net.wire import Exchange, new_pool, send_once
+from collector.net.wire import SECRET_HEADERS, Exchange, new_pool, send_once
 
 RETRYABLE = ("server_error", "timeout", "connection_error")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+
+
+def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """Return the headers without Authorization, Cookie and the like (for a redirect to another host)."""
+    if headers is None:
+        return None
+    return {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS}
 
 
 class ConfigError(TakedownWatchError):
@@ -131,7 +138,10 @@ class Fetcher:
                 self.pacer.give_way()  # the caller's work on the answer can wait too
                 return response
             previous = response.request_id
-            current = urljoin(current, location.strip())
+            following = urljoin(current, location.strip())
+            if urlsplit(following).netloc.lower() != urlsplit(current).netloc.lower():
+                headers = _without_credentials(headers)  # a signed address on another host is its own credential
+            current = following
             if method == "POST" and response.status in (301, 302, 303):
                 method, data = "GET", None
         row = self.ledger.refused(method, current, purpose, outlet_id, previous,

@@ -125,14 +125,27 @@ def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tu
     try:
         with open(path, "rb") as handle:
             handle.seek(offset)
-            record = next(iter(ArchiveIterator(handle)))
-            if record.rec_type != "response" or record.http_headers is None:
-                raise WarcReadError(f"{path}:{offset} is a {record.rec_type} record, not a response")
-            headers = {k.lower(): v for k, v in record.http_headers.headers}
-            raw = record.raw_stream.read()
-    except (OSError, StopIteration, ValueError) as exc:
+            return _response_of(handle, f"{path}:{offset}")
+    except OSError as exc:
         raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
+
+
+def read_response_record(data: bytes, where: str) -> tuple[bytes, str | None]:
+    """Return (body, Content-Type) of the response record that `data` (one record's bytes) holds."""
+    return _response_of(io.BytesIO(data), where)
+
+
+def _response_of(handle, where: str) -> tuple[bytes, str | None]:
+    """Return (body, Content-Type) of the response record at the handle's position."""
+    try:
+        record = next(iter(ArchiveIterator(handle)))
+        if record.rec_type != "response" or record.http_headers is None:
+            raise WarcReadError(f"{where} is a {record.rec_type} record, not a response")
+        headers = {k.lower(): v for k, v in record.http_headers.headers}
+        raw = record.raw_stream.read()
+    except (OSError, StopIteration, ValueError, EOFError) as exc:
+        raise WarcReadError(f"cannot read {where}: {exc}") from exc
     body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
     if problem:
-        raise WarcReadError(f"{path}:{offset}: {problem[1]}")
+        raise WarcReadError(f"{where}: {problem[1]}")
     return body, headers.get("content-type")
