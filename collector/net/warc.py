@@ -14,6 +14,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from collector import settings
+from collector.clock import iso
 from collector.errors import TakedownWatchError
 from collector.net.wire import undo_content_encoding
 from collector.settings import USER_AGENT, __version__
@@ -27,10 +28,6 @@ class WarcPointer:
     offset: int
     length: int
     payload_digest: str | None
-
-
-def _warc_date(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class WarcLog:
@@ -59,7 +56,7 @@ class WarcLog:
             "format": "WARC File Format 1.1",
         }
         record = self._writer.create_warcinfo_record(self.path.name, info)
-        record.rec_headers.replace_header("WARC-Date", _warc_date(started))
+        record.rec_headers.replace_header("WARC-Date", iso(started))
         with self._lock:
             self._writer.write_record(record)
             self._file.flush()
@@ -81,7 +78,7 @@ class WarcLog:
         truncated: str | None = None,
     ) -> WarcPointer:
         """Write the request and response records and return where the response sits."""
-        date = _warc_date(when)
+        date = iso(when)
         req_http = StatusAndHeaders(f"{method} {request_target} {protocol}", request_headers,
                                     is_http_request=True)
         request = self._writer.create_warc_record(
