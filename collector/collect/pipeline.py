@@ -66,7 +66,7 @@ def run_collection(ctx: RunContext, outlets: list[OutletRow], *, workers: int | 
         futures = {pool.submit(_guarded, ctx, outlet, gate): outlet for outlet in outlets}
         # First contacts wait at a common line, so the threads' preparation
         # (reading the record, building the first requests) does not stagger them.
-        ctx.fetcher.pacer.start_line(ctx.clock.monotonic() + settings.START_LINE_SECONDS)
+        ctx.fetcher.start_line(ctx.clock.monotonic() + settings.START_LINE_SECONDS)
         gate.set()
         for done, future in enumerate(as_completed(futures), start=1):
             summary = future.result()

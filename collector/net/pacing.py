@@ -19,7 +19,6 @@ turns back (bench/pacing.py measures how close a crawl comes to the bound).
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -94,17 +93,17 @@ class HostPacer:
         waits longer than `limit` in all, so a stream of requests cannot hold
         bookkeeping back indefinitely.
         """
-        begun = time.monotonic()
+        begun = self.clock.monotonic()
         while True:
             with self._guard:
                 due = sorted(self._due.values())
                 busy = self._on_wire > 0
             now = self.clock.monotonic()
             quiet = _first_clear(now + (self.spacing if busy else 0.0), due, window, self.spacing)
-            waited = time.monotonic() - begun
+            waited = self.clock.monotonic() - begun
             if quiet <= now or waited >= limit:
                 return waited
-            time.sleep(min(quiet - now, limit - waited))
+            self.clock.sleep(min(quiet - now, limit - waited))
 
     def _going(self, key: int, ready: float | None) -> float | None:
         """Register a turn as due at `ready` (returned, spaced from the others), or as on the wire."""
@@ -183,6 +182,10 @@ class _Turn:
         # the starts of two requests, whatever each one then took.
         self.slot.last_start = pacer.clock.monotonic()
         self.waited = True
+
+    def written_now(self) -> None:
+        """Note that the request has been written just now (on the pacer's clock)."""
+        self.written(self.pacer.clock.monotonic())
 
     def written(self, at: float | None = None) -> None:
         """Note that the request has been written (at monotonic time `at`).
