@@ -14,6 +14,8 @@ from pathlib import Path
 import click
 
 from collector import settings
+from collector.collect.shards import parse_shard
+from collector.errors import BadArgument
 from collector.cli.options import check_interval, common_options, edge, make_clock, open_store
 from collector.collect.context import RunContext, default_vantage
 from collector.registry import load_registry
@@ -47,6 +49,13 @@ def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
     return ctx
 
 
+def _shard_option(_context, _param, value: str) -> tuple[int, int]:
+    try:
+        return parse_shard(value)
+    except BadArgument as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 def _progress(done: int, total: int, summary: dict) -> None:
     state = summary.get("error") or f"{summary.get('sources', 0)} sources, {summary.get('captured', 0)} captured"
     click.echo(f"[{done}/{total}] {summary['outlet']}: {state}", err=True)
@@ -57,8 +66,11 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--min-interval", type=float, default=None,
               help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
 @click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@click.option("--shard", default="1/1", show_default=True, callback=_shard_option,
+              help="Collect (and revisit) only shard K of N: the outlets whose registrable domain "
+                   "falls to K by rendezvous hashing.")
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     \b
@@ -69,11 +81,13 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only):
     from collector.collect.revisits import run_rechecks
 
     ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run")
-    targets = active_outlets(ctx, list(only) or None)
-    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
+    targets = active_outlets(ctx, list(only) or None, shard)
+    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
+               + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)
     run_collection(ctx, targets, progress=_progress)
     if settings.RECHECKS_ENABLED:
-        run_rechecks(ctx)
+        # A shard revisits only its own outlets' articles: another process paces the others' hosts.
+        run_rechecks(ctx, outlets={o.id for o in targets} if shard[1] > 1 else None)
     ctx.finish()
     counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
     ctx.store.close()
