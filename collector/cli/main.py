@@ -15,6 +15,7 @@ import click
 
 from collector import settings
 from collector.collect.shards import parse_shard
+from collector.net.slots import vantage_slots
 from collector.errors import BadArgument
 from collector.cli.options import check_interval, common_options, edge, make_clock, open_store
 from collector.collect.context import RunContext, default_vantage
@@ -32,9 +33,10 @@ def cli():
     """
 
 
-def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
+def _start(db, warc_dir, outlets, now, vantage, min_interval, command, vantage_slot="1/1"):
     registry = load_registry(outlets)  # a malformed registry stops here, before any request
     interval, loopback = check_interval(min_interval, registry)
+    slots = vantage_slots(vantage_slot, interval)
     clock = make_clock(now)
     store = open_store(db)
     sync_registry(store, registry, clock)
@@ -44,6 +46,8 @@ def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
         # they still grow but a demo or test does not wait 20 s per retry.
         scale = interval / settings.MIN_INTERVAL_SECONDS
         options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
+    if slots.count > 1:
+        options["slots"] = slots
     ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
                           warc_dir=warc_dir, interval=interval, allow_loopback=loopback, **options)
     return ctx
@@ -69,8 +73,11 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--shard", default="1/1", show_default=True, callback=_shard_option,
               help="Collect (and revisit) only shard K of N: the outlets whose registrable domain "
                    "falls to K by rendezvous hashing.")
+@click.option("--vantage-slot", default="1/1", show_default=True,
+              help="This vantage is K of V that collect from the same sites: it takes slot K of each cycle "
+                   "of V, so every site still sees at most one request per interval.")
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     \b
@@ -80,7 +87,7 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard):
     from collector.collect.pipeline import active_outlets, run_collection
     from collector.collect.revisits import run_rechecks
 
-    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run")
+    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run", vantage_slot)
     targets = active_outlets(ctx, list(only) or None, shard)
     click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
                + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)
