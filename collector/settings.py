@@ -31,6 +31,9 @@ LOOPBACK_PACING_SAFETY_SECONDS = 0.0002
 # (NTP-synchronised runners agree within milliseconds; delays differ by up to ~0.3 s
 # between a runner abroad and one in Bangladesh); the other half is when a request may begin.
 VANTAGE_SLOT_MARGIN_SHARE = 0.5  # of the interval: 1 s at 2 s, so slots of 3 s
+# Two vantages' answers for one address are compared when asked this close together:
+# each vantage runs hourly, and captures and revisits follow each one's own schedule.
+VANTAGE_COMPARE_WINDOW_HOURS = 2
 
 # Retries. Server errors and timeouts are often transient; three attempts in
 # all is the method's promise, with growing delays so a struggling site can

@@ -75,6 +75,7 @@ class Fetcher:
         max_bytes: int = settings.MAX_RESPONSE_BYTES,
         max_retry_after: float = settings.MAX_RETRY_AFTER_SECONDS,
         slots: VantageSlots | None = None,
+        source_address: str | None = None,
     ):
         if interval < settings.MIN_INTERVAL_SECONDS and not allow_loopback:
             raise ConfigError(
@@ -92,7 +93,7 @@ class Fetcher:
         self.robots = RobotsBook(self)
         # One pool manager for all threads: urllib3's pools are thread-safe,
         # and keep-alive connections are reused per host.
-        self._pool = new_pool()
+        self._pool = new_pool(source_address)
 
     # -- public -------------------------------------------------------------
 
