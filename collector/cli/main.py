@@ -14,8 +14,11 @@ from pathlib import Path
 import click
 
 from collector import settings
+from collector.collect.shards import parse_shard
+from collector.net.slots import vantage_slots
+from collector.errors import BadArgument
 from collector.cli.options import (
-    check_interval, common_options, edge, given_instant, lock_option, make_clock, open_store,
+    check_interval, check_source_address, common_options, edge, given_instant, lock_option, make_clock, open_store,
 )
 from collector.collect.context import RunContext, default_vantage
 from collector.net.releases import ReleaseStore, token_from_env
@@ -34,10 +37,14 @@ def cli():
     """
 
 
-def _prepare(outlets, now, min_interval, only=(), deadline=None, warc_store=None) -> dict:
+def _prepare(outlets, now, min_interval, only=(), *, deadline=None, warc_store=None, vantage_slot="1/1",
+             source_address=None) -> dict:
     """Return what a collecting command needs, every argument checked before anything is opened or sent."""
     registry = load_registry(outlets)  # a malformed registry stops here, before any request
     interval, loopback = check_interval(min_interval, registry, extra=[warc_store] if warc_store else [])
+    slots = vantage_slots(vantage_slot, interval)
+    if source_address:
+        check_source_address(source_address)
     clock = make_clock(now)
     unknown = [o for o in only if o not in registry.outlets]
     if unknown:
@@ -45,9 +52,10 @@ def _prepare(outlets, now, min_interval, only=(), deadline=None, warc_store=None
                                  param_hint="--outlet")
     ends = given_instant(deadline, "--deadline") if deadline else None
     if ends is not None and ends <= clock.now():
-        raise click.BadParameter(f"{deadline} is not after the run's start ({clock.now_iso()})", param_hint="--deadline")
+        raise click.BadParameter(f"{deadline} is not after the run's start ({clock.now_iso()})",
+                                 param_hint="--deadline")
     return {"registry": registry, "interval": interval, "loopback": loopback, "clock": clock, "deadline": ends,
-            "warc_store": warc_store}
+            "warc_store": warc_store, "slots": slots, "source_address": source_address}
 
 
 def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
@@ -61,12 +69,23 @@ def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
         # they still grow but a demo or test does not wait 20 s per retry.
         scale = interval / settings.MIN_INTERVAL_SECONDS
         options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
+    if prepared["slots"].count > 1:
+        options["slots"] = prepared["slots"]
+    if prepared["source_address"]:
+        options["source_address"] = prepared["source_address"]
     ctx = RunContext.open(store, command, clock=prepared["clock"], vantage=vantage or default_vantage(),
                           warc_dir=warc_dir, interval=interval, allow_loopback=prepared["loopback"],
-                          deadline=prepared.get("deadline"), **options)
-    if prepared.get("warc_store"):
+                          deadline=prepared["deadline"], **options)
+    if prepared["warc_store"]:
         ctx.warc_store = ReleaseStore(ctx.fetcher, prepared["warc_store"], token_from_env())
     return ctx
+
+
+def _shard_option(_context, _param, value: str) -> tuple[int, int]:
+    try:
+        return parse_shard(value)
+    except BadArgument as exc:
+        raise click.BadParameter(str(exc)) from exc
 
 
 def _progress(done: int, total: int, summary: dict) -> None:
@@ -79,6 +98,14 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--min-interval", type=float, default=None,
               help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
 @click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@click.option("--shard", default="1/1", show_default=True, callback=_shard_option,
+              help="Collect (and revisit) only shard K of N: the outlets whose registrable domain "
+                   "falls to K by rendezvous hashing.")
+@click.option("--vantage-slot", default="1/1", show_default=True,
+              help="This vantage is K of V that collect from the same sites: it takes slot K of each cycle "
+                   "of V, so every site still sees at most one request per interval.")
+@click.option("--source-address", default=None,
+              help="Local IP address every connection leaves from (a multi-homed runner).")
 @click.option("--deadline", default=None,
               help="ISO-8601 instant (with its time zone) after which no fetch is started that might not end "
                    "before it; what is left waits for the next run.")
@@ -87,7 +114,8 @@ def _progress(done: int, total: int, summary: dict) -> None:
                    "(https://api.github.com/repos/OWNER/REPO); token from GH_TOKEN or GITHUB_TOKEN.")
 @lock_option
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only, deadline, warc_store, lock_wait):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address, deadline,
+        warc_store, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     With --deadline the run ends in time for the job to export and save: captures,
@@ -100,15 +128,20 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only, deadline, warc_
     """
     from collector.collect.pipeline import active_outlets, run_collection
     from collector.collect.revisits import run_rechecks
+    from collector.collect.vantages import compare_run
 
-    prepared = _prepare(outlets, now, min_interval, only, deadline, warc_store)
+    prepared = _prepare(outlets, now, min_interval, only, deadline=deadline, warc_store=warc_store,
+                        vantage_slot=vantage_slot, source_address=source_address)
     with exclusive(db, "run", lock_wait):
         ctx = _open(db, warc_dir, vantage, "run", prepared)
-        targets = active_outlets(ctx, list(only) or None)
-        click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
+        targets = active_outlets(ctx, list(only) or None, shard)
+        click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
+                   + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)
         run_collection(ctx, targets, progress=_progress)
         if settings.RECHECKS_ENABLED:
-            run_rechecks(ctx)
+            # A shard revisits only its own outlets' articles: another process paces the others' hosts.
+            run_rechecks(ctx, outlets={o.id for o in targets} if shard[1] > 1 else None)
+        compare_run(ctx)  # this run's answers against other vantages' for the same addresses
         ctx.finish()
         counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
         ctx.store.close()
@@ -203,9 +236,9 @@ def _register() -> None:
     """Add the commands defined beside their stages."""
     from collector.cli.archive import archive
     from collector.cli.export import export
-    from collector.cli.review import annotate, annotate_review, annotations, review
+    from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
-    for command in (archive, review, annotate, annotate_review, annotations, export):
+    for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences):
         cli.add_command(command)
 
 

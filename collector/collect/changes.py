@@ -32,7 +32,7 @@ from collector.clock import iso
 from collector.collect.events import (
     FIELDS, current_extractor, differs, record_event, reextract, stored, values_from_html,
 )
-from collector.net.warc import WarcReadError, read_response_record
+from collector.net.warcread import WarcReadError, read_response_record
 
 
 def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:

@@ -27,6 +27,7 @@ Outcomes (`classify`):
 
 from __future__ import annotations
 
+from collections.abc import Collection
 import json
 import sys
 import traceback
@@ -96,13 +97,14 @@ _NEXT_TRY = ("CASE WHEN instr(o.slot, '#') > 0 THEN substr(o.slot, 1, instr(o.sl
              " || '#' || (o.try_number + 1)")
 
 
-def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
+def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] | None = None) -> tuple[str, dict]:
     """Return (SQL, parameters) selecting the scheduled checks not yet performed that may be taken by `until`.
 
     Three kinds: regular slots, follow-ups of a first absence, and new tries
     of a check that failed for a passing reason (settings.RECHECK_RETRY_HOURS
     after the try before, at most 1 + that many tries). Follow-ups and tries
-    may be taken settings.RECHECK_SLACK_MINUTES early. The due test comes
+    may be taken settings.RECHECK_SLACK_MINUTES early. With `outlets`, only
+    their articles' checks (a shard's: collect/shards.py). The due test comes
     before the NOT EXISTS probe so slots still in the future cost no index lookup.
     """
     slots = [(f"{_label(h)}h", float(h)) for h in settings.RECHECK_SCHEDULE_HOURS]
@@ -136,11 +138,13 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = o.article_id AND c.slot = {_NEXT_TRY}))
     SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early, a.outlet_id, a.url,
            julianday(p.since) + p.hours / 24.0 AS due_day
-    FROM pending p JOIN articles a ON a.id = p.article_id"""
+    FROM pending p JOIN articles a ON a.id = p.article_id
+    WHERE :outlets IS NULL OR a.outlet_id IN (SELECT value FROM json_each(:outlets))"""
     names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow), ("r", retry))
              for n in range(len(rows)) for col in "ab"]
     values = [v for row in slots + follow + retry for v in row]
-    return sql, {**dict(zip(names, values)), "until": until,
+    chosen = None if outlets is None else json.dumps(sorted(outlets))
+    return sql, {**dict(zip(names, values)), "until": until, "outlets": chosen,
                  "slack": settings.RECHECK_SLACK_MINUTES / (24 * 60)}
 
 
@@ -160,17 +164,18 @@ def _due(store: Store, row) -> DueCheck:
                     row["retry_of"], row["try"], ready_at)
 
 
-def due_checks(store: Store, now: datetime, limit: int | None = None) -> list[DueCheck]:
-    """Return the checks a run may take at `now`, most overdue first, at most `limit` of them."""
-    sql, params = _pending_sql(iso(now))
+def due_checks(store: Store, now: datetime, limit: int | None = None,
+               outlets: Collection[str] | None = None) -> list[DueCheck]:
+    """Return the checks a run may take at `now` (of `outlets` only, when given), most overdue first, at most `limit`."""
+    sql, params = _pending_sql(iso(now), outlets)
     rows = store.query(f"{sql} ORDER BY due_day, p.article_id, p.hours LIMIT :limit",
                        {**params, "limit": -1 if limit is None else limit})
     return [d for d in (_due(store, r) for r in rows) if d.ready_at <= now]
 
 
-def count_due(store: Store, now: datetime) -> int:
-    """Return how many checks are due at `now`, whatever the budget."""
-    sql, params = _pending_sql(iso(now))
+def count_due(store: Store, now: datetime, outlets: Collection[str] | None = None) -> int:
+    """Return how many checks are due at `now` (of `outlets` only, when given), whatever the budget."""
+    sql, params = _pending_sql(iso(now), outlets)
     return store.one(f"SELECT COUNT(*) FROM ({sql})", params)[0]
 
 
@@ -298,8 +303,10 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
     return tally
 
 
-def run_rechecks(ctx: RunContext, *, workers: int | None = None) -> dict:
+def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collection[str] | None = None) -> dict:
     """Return a summary (due, performed, left, outcomes, events) after performing the checks due now.
+
+    With `outlets`, only the checks of their articles: a shard revisits what it collects.
 
     At most settings.RECHECKS_PER_RUN checks, the most overdue first; the rest
     stay due for the next run. Outlets are worked on concurrently, one thread
@@ -308,9 +315,9 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None) -> dict:
     if ctx.fetcher is None or ctx.warc is None:
         raise TypeError("run_rechecks needs a run context opened with a WARC folder (and so a fetcher)")
     now = ctx.clock.now()
-    due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN)
+    due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN, outlets)
     # Counting everything due costs a second pass; only needed when the budget cut the list.
-    backlog = count_due(ctx.store, now) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
+    backlog = count_due(ctx.store, now, outlets) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
     by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
     for item in due:
         by_outlet[item.outlet_id].append(item)
