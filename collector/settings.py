@@ -90,6 +90,13 @@ OUTLET_UTC_OFFSET_HOURS = 6  # {date} in source templates is the Dhaka day (UTC+
 # enough not to eat a scheduled job's time behind a whole run.
 DATABASE_LOCK_WAIT_SECONDS = 30.0
 
+# A run given a deadline starts no fetch that might end after it: none once less
+# time is left than the fetch's worst case (every attempt to its limits, every
+# backoff: 236 s at the defaults) and this much more, for recording what the
+# last fetch brought (a listing at the size limit, 250,000 entries, is parsed
+# and stored in about 75 s on a 2-core runner) and for the run's end.
+DEADLINE_WORK_SECONDS = 120.0
+
 # Revisits (next stage): hours after first capture.
 RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
 GONE_MIN_ABSENT_CHECKS = 3
@@ -149,6 +156,10 @@ START_LINE_SECONDS = 0.05
 # Revisits run as part of every collection run (the method's next stage).
 RECHECKS_ENABLED = True
 RECHECKS_PER_RUN = 5000  # budget of checks per run, most overdue first; steady state needs ~1,900 at peak (bench/recheck_load.py)
+# Checks of one outlet per run, most overdue first: 400 at 2 s a request is 13
+# minutes of one host; an hourly run has about 35 to do, so a backlog of half a
+# day (an outage) drains in one or two runs and cannot take the run's whole time.
+RECHECKS_PER_OUTLET_PER_RUN = 400
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
 # A check that failed for a passing reason (a 5xx, a timeout, a dropped
 # connection, a rate limit, robots.txt unreadable) does not use up its slot:

@@ -25,11 +25,16 @@ HOST_DOWN_RESULTS = ("timeout", "connection_error", "server_error")
 
 
 def pending(ctx: RunContext, outlet_id: str, limit: int | None = None) -> list:
-    """Return the outlet's queued addresses, newest entry first (undated after dated), at most limit."""
+    """Return the outlet's queued addresses, newest entry first, at most limit.
+
+    Undated entries come after dated ones, the most recently queued first and,
+    from one listing, in its order: a feed of 200,000 undated entries queued
+    once does not hold back the undated articles it lists later.
+    """
     return ctx.store.query(
         "SELECT url_key, url, article_id, attempts, COALESCE(sort_time, queued_at) AS listed "
         "FROM capture_queue WHERE outlet_id = ? AND state = 'pending' "
-        "ORDER BY sort_time IS NULL, sort_time DESC, queued_at LIMIT ?",
+        "ORDER BY sort_time IS NULL, sort_time DESC, queued_at DESC, rowid LIMIT ?",
         (outlet_id, -1 if limit is None else limit))
 
 

@@ -91,7 +91,7 @@ class RunContext:
         if self.deadline is None:
             return False
         left = (self.deadline - self.clock.now()).total_seconds()
-        if left >= self.fetch_reserve():
+        if left >= self.fetch_reserve() + settings.DEADLINE_WORK_SECONDS:
             return False
         with _NOTE_LOCK:
             if not self.counts.get("stopped_at_deadline"):

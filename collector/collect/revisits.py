@@ -290,6 +290,9 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
             if failing >= settings.RECHECK_HOST_DOWN_AFTER:
                 tally["deferred"] += len(checks) - done  # still due: performed late, never skipped
                 break
+            if ctx.out_of_time("recheck"):
+                tally["carried_over"] += len(checks) - done  # still due, for the next run
+                break
             _check_id, outcome, kinds, result = perform(ctx, due)
             failing = failing + 1 if result in HOST_DOWN_RESULTS else 0
             tally[outcome] += 1
@@ -308,9 +311,10 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
 
     With `outlets`, only the checks of their articles: a shard revisits what it collects.
 
-    At most settings.RECHECKS_PER_RUN checks, the most overdue first; the rest
-    stay due for the next run. Outlets are worked on concurrently, one thread
-    each, and the fetcher paces every host whatever the number of threads.
+    At most settings.RECHECKS_PER_RUN checks, and settings.RECHECKS_PER_OUTLET_PER_RUN
+    of one outlet, the most overdue first; the rest, and what the run's deadline
+    leaves, stay due for the next run. Outlets are worked on concurrently, one
+    thread each, and the fetcher paces every host whatever the number of threads.
     """
     if ctx.fetcher is None or ctx.warc is None:
         raise TypeError("run_rechecks needs a run context opened with a WARC folder (and so a fetcher)")
@@ -319,9 +323,12 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
     # Counting everything due costs a second pass; only needed when the budget cut the list.
     backlog = count_due(ctx.store, now, outlets) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
     by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
-    for item in due:
-        by_outlet[item.outlet_id].append(item)
     tally: Counter = Counter()
+    for item in due:
+        if len(by_outlet[item.outlet_id]) < settings.RECHECKS_PER_OUTLET_PER_RUN:
+            by_outlet[item.outlet_id].append(item)
+        else:
+            tally["over_budget"] += 1
     if by_outlet:
         workers = workers or min(settings.MAX_CONCURRENT_OUTLETS, len(by_outlet))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck") as pool:
@@ -334,4 +341,5 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
         ctx.count(f"recheck_{name}", amount)
     return {"due": backlog, "performed": performed, "left": backlog - performed,
             **{o: tally[o] for o in OUTCOMES}, "deferred": tally["deferred"], "errors": tally["errors"],
+            "carried_over": tally["carried_over"] + tally["over_budget"],
             "events": {k[len("event_"):]: v for k, v in sorted(tally.items()) if k.startswith("event_")}}

@@ -106,7 +106,7 @@ class SourceReader:
              queue: bool = True) -> int | None:
         """Return the listing id of one source read now (None when it failed)."""
         key = article_key(url)
-        if key in self._read:
+        if key in self._read or self.ctx.out_of_time("listing"):
             return None
         self._read.add(key)
         response, parsed, _error = self.fetch_and_parse(url, "listing")

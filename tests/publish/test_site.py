@@ -99,6 +99,12 @@ def test_overview_shows_withheld_groups_with_reasons_and_accessible_charts(store
     ("MAX_ATTEMPTS", 4, "4 attempts in all", "৪ বার"),
     ("MIN_OUTLETS_PER_FIGURE", 4, "fewer than 4 of its outlets", "৪টির কম সংবাদমাধ্যম"),
     ("RECHECK_SCHEDULE_HOURS", (2, 96), "2 hours and 4 days after", "২ ঘণ্টা ও ৪ দিন পর"),
+    ("CAPTURE_MAX_RUNS", 9, "in at most 9 runs", "সর্বোচ্চ ৯টি চালনায়"),
+    ("CAPTURES_PER_OUTLET_PER_RUN", 77, "at most 77 articles of one outlet", "সর্বোচ্চ ৭৭টি নিবন্ধ"),
+    ("RECHECK_RETRY_HOURS", (2, 5), "in turn 2 hours and 5 hours after each failed try, 3 tries at most",
+     "পালাক্রমে ২ ঘণ্টা ও ৫ ঘণ্টা পর নিবন্ধটি আবার যাচাই করা হয়, সব মিলিয়ে সর্বোচ্চ ৩ বার"),
+    ("RECHECK_SLACK_MINUTES", 7, "up to 7 minutes early", "৭ মিনিট আগে"),
+    ("RECHECKS_PER_OUTLET_PER_RUN", 55, "at most 55 checks of one outlet", "সর্বোচ্চ ৫৫টি যাচাই"),
 ])
 def test_method_page_follows_the_settings(store, record, tmp_path, monkeypatch, name, value, english, bangla):
     _, before = _build(store, tmp_path, "before")
