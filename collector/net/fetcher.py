@@ -169,10 +169,13 @@ class Fetcher:
         chain: list[int] = []
         limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
         for attempt in range(1, limit + 1):
-            exchange = self._paced_send(method, url, data, headers)
+            # In the ledger before it is sent: a kill from here on leaves an intent to close.
+            intent = self.ledger.intend(method, url, purpose=purpose, outlet_id=outlet_id,
+                                        attempt=attempt, redirected_from=previous)
+            exchange = self._paced_send(method, url, data, headers, intent)
             self.pacer.give_way()  # the ledger row can wait for a request due on the wire
             row = self.ledger.record(exchange, purpose=purpose, outlet_id=outlet_id,
-                                     attempt=attempt, redirected_from=previous)
+                                     attempt=attempt, redirected_from=previous, intent=intent)
             chain.append(row)
             wait = self._retry_wait(exchange, attempt, limit)
             if wait is None:
@@ -200,11 +203,11 @@ class Fetcher:
         loopback = self.guard.is_loopback(urlsplit("//" + netloc).hostname or "")
         return settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback else settings.PACING_SAFETY_SECONDS
 
-    def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
+    def _paced_send(self, method: str, url: str, data, headers, intent: int | None = None) -> Exchange:
         host = urlsplit(url).netloc.lower()
         with self.pacer.acquire(host) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
                              timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
-                             warc=self.ledger.warc, turn=turn)
+                             warc=self.ledger.warc_for(intent), turn=turn)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+import zlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +18,11 @@ from collector import settings
 from collector.errors import TakedownWatchError
 from collector.net.wire import undo_content_encoding
 from collector.settings import USER_AGENT, __version__
+
+
+# A WARC extension field (WARC/1.1 section 4: named fields may be added):
+# the request_intents row of the exchange.
+INTENT_HEADER = "TakedownWatch-Intent-ID"
 
 
 @dataclass(frozen=True)
@@ -79,16 +85,22 @@ class WarcLog:
         ip: str | None,
         when: datetime,
         truncated: str | None = None,
+        intent: int | None = None,
     ) -> WarcPointer:
-        """Write the request and response records and return where the response sits."""
+        """Write the request and response records and return where the response sits.
+
+        `intent` (the ledger's intent row) is written into both records, so a
+        response whose ledger row a kill prevented is found by the next run.
+        """
         date = _warc_date(when)
+        tags = {INTENT_HEADER: str(intent)} if intent is not None else {}
         req_http = StatusAndHeaders(f"{method} {request_target} {protocol}", request_headers,
                                     is_http_request=True)
         request = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(request_body or b""), http_headers=req_http,
-            warc_headers_dict={"WARC-Date": date})
+            warc_headers_dict={"WARC-Date": date, **tags})
         resp_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
-        warc_headers = {"WARC-Date": date}
+        warc_headers = {"WARC-Date": date, **tags}
         if ip:
             warc_headers["WARC-IP-Address"] = ip
         if truncated:
@@ -136,3 +148,53 @@ def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tu
     if problem:
         raise WarcReadError(f"{path}:{offset}: {problem[1]}")
     return body, headers.get("content-type")
+
+
+@dataclass(frozen=True)
+class FoundResponse:
+    """A response record as the next run finds it: where it sits and what it says."""
+
+    pointer: WarcPointer
+    status: int | None
+    content_type: str | None
+    ip: str | None
+    date: str | None
+    payload_bytes: int | None
+
+
+def responses_by_intent(warc_root: str | Path, warc_file: str) -> dict[int, FoundResponse]:
+    """Return the whole response records of a WARC file by intent id, reading up to a torn end.
+
+    A run killed while writing leaves its last record cut short. The request
+    record of an exchange is written after its response, so a response counts
+    as whole once its request record has begun; a torn response never does.
+    """
+    pending: dict[int, FoundResponse] = {}
+    found: dict[int, FoundResponse] = {}
+    try:
+        with open(Path(warc_root) / warc_file, "rb") as handle:
+            records = ArchiveIterator(handle)
+            for record in records:
+                intent = record.rec_headers.get_header(INTENT_HEADER) or ""
+                if not intent.isdigit():
+                    continue
+                if record.rec_type == "request" and int(intent) in pending:
+                    found[int(intent)] = pending.pop(int(intent))
+                elif record.rec_type == "response":
+                    pending[int(intent)] = _found(records, record, warc_file)
+    except (OSError, EOFError, ValueError, zlib.error):
+        pass  # a torn tail: the records before it were kept
+    return found
+
+
+def _found(records: ArchiveIterator, record, warc_file: str) -> FoundResponse:
+    http = record.http_headers
+    payload = len(record.raw_stream.read())
+    records.read_to_end(record)
+    pointer = WarcPointer(warc_file, records.get_record_offset(), records.get_record_length(),
+                          record.rec_headers.get_header("WARC-Payload-Digest"))
+    status = http.get_statuscode() if http else None
+    return FoundResponse(pointer, int(status) if status and status.isdigit() else None,
+                         http.get_header("Content-Type") if http else None,
+                         record.rec_headers.get_header("WARC-IP-Address"),
+                         record.rec_headers.get_header("WARC-Date"), payload)

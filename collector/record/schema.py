@@ -25,6 +25,7 @@ APPEND_ONLY_TABLES = (
     "checks",
     "events",
     "run_finishes",
+    "request_intents",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -331,4 +332,28 @@ CREATE TABLE export_head (
 # listing_entries shows them exactly as the table did, same ids, same columns
 # in the same order, so readers, exports and the record are unchanged, and an
 # INSERT into the view stores a new value row only when no equal one exists.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5)
+# Every request is in the ledger before its first byte goes out: an intent row
+# is committed first, and the request's row (requests.intent_id) completes it.
+# A run killed in between leaves an intent with no request row; the next run
+# closes it as interrupted, from the response its WARC file holds when there
+# is one (collector/net/ledger.py, close_interrupted).
+_V6 = """
+CREATE TABLE request_intents (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    outlet_id TEXT,
+    purpose TEXT NOT NULL,
+    method TEXT NOT NULL,
+    url TEXT NOT NULL,
+    host TEXT,
+    attempt INTEGER NOT NULL,
+    redirected_from INTEGER REFERENCES requests(id),
+    vantage TEXT NOT NULL,
+    intended_at TEXT NOT NULL       -- committed before the request was handed to the wire
+);
+CREATE INDEX request_intents_run ON request_intents(run_id);
+ALTER TABLE requests ADD COLUMN intent_id INTEGER REFERENCES request_intents(id);
+CREATE UNIQUE INDEX requests_intent ON requests(intent_id) WHERE intent_id IS NOT NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6)
