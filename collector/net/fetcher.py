@@ -101,7 +101,7 @@ class Fetcher:
                             max_hops=max_hops, headers=headers)
 
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
-                robots: bool = True, data: Mapping[str, str] | None = None,
+                robots: bool = True, data: Mapping[str, str] | bytes | None = None,
                 headers: Mapping[str, str] | None = None,
                 max_hops: int = settings.MAX_REDIRECT_HOPS,
                 attempts: int | None = None) -> Response:

@@ -26,6 +26,7 @@ APPEND_ONLY_TABLES = (
     "events",
     "run_finishes",
     "request_intents",
+    "operator_actions",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -354,6 +355,17 @@ CREATE TABLE request_intents (
 CREATE INDEX request_intents_run ON request_intents(run_id);
 ALTER TABLE requests ADD COLUMN intent_id INTEGER REFERENCES request_intents(id);
 CREATE UNIQUE INDEX requests_intent ON requests(intent_id) WHERE intent_id IS NOT NULL;
+-- What an operator did about a database found tampered with (a trigger missing,
+-- altered or added): who, when, why, and what had been found. Exported with
+-- the record, so the finding outlives the repair.
+CREATE TABLE operator_actions (
+    id INTEGER PRIMARY KEY,
+    acted_at TEXT NOT NULL,
+    operator TEXT NOT NULL,
+    action TEXT NOT NULL,           -- restore_triggers
+    reason TEXT NOT NULL,
+    findings TEXT NOT NULL          -- JSON list of what was found
+);
 """
 
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6)
