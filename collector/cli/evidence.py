@@ -156,3 +156,32 @@ def register(export: click.Group) -> None:
     """Add the evidence commands to the export group."""
     for command in (sign_command, timestamp_command, verify_command, restore_triggers_command):
         export.add_command(command)
+
+
+@click.command("evidence")
+@click.argument("address")
+@click.option("--out", "out_dir", required=True, help="Folder to write the bundle to (a zip is written beside it).")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database of the record.")
+@click.option("--record", "record_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
+@click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files.")
+@_trust_option
+@edge
+def evidence_command(address, out_dir, db, record_dir, warc_dir, trust_dir):
+    """Write the evidence bundle of one article: rows, requests, WARC records, signed record lines, tokens.
+
+    The folder has VERIFY.md (English and Bangla) and verify.py, which checks
+    it offline with the standard library only. Never published.
+
+    \b
+    Example:
+        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc
+    """
+    from collector.evidence.bundle import write_bundle
+    from collector.record.store import open_read_only
+
+    conn = open_read_only(db)
+    try:
+        archive = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir))
+    finally:
+        conn.close()
+    click.echo(f"wrote {out_dir}/ and {archive}: check it with `python3 verify.py` in the folder")
