@@ -98,9 +98,11 @@ def _interval(min_interval: float | None, urls: list[str]) -> tuple[float, bool]
 @click.option("--db", default=None, help="Also compare every row of this database with the record.")
 @click.option("--require-timestamps", is_flag=True,
               help=f"Fail for a file with fewer than {settings.TIMESTAMP_MIN_AUTHORITIES} valid tokens.")
+@click.option("--chain-only", is_flag=True,
+              help="Check only each file's content and the chain (what a push after a rebase needs).")
 @_trust_option
 @edge
-def verify_command(out_dir, db, require_timestamps, trust_dir):
+def verify_command(out_dir, db, require_timestamps, chain_only, trust_dir):
     """Check the record: every file's content, the chain, signatures, timestamps (and a database).
 
     Fails naming the first file, line or row that is not as it was written.
@@ -110,6 +112,12 @@ def verify_command(out_dir, db, require_timestamps, trust_dir):
         python -m collector export verify --out data/record --db data/takedownwatch.db
     """
     from collector.evidence.verify import verify_record
+
+    if chain_only:
+        from collector.record.contents import check_folder
+
+        click.echo(f"{len(check_folder(out_dir))} export files, chain intact, content checked")
+        return
 
     report = verify_record(out_dir, trust_dir, db=db, require_timestamps=require_timestamps)
     click.echo(f"{report.files} export files, chain intact, content checked, {report.signed} signatures good")
@@ -152,9 +160,36 @@ def restore_triggers_command(db, out_dir, operator, reason):
     click.echo(f"restored; recorded in operator_actions: {'; '.join(findings)}")
 
 
+@click.command("wacz")
+@click.option("--day", required=True, help="UTC day of the WARC files, YYYY-MM-DD.")
+@click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files (YYYY/MM/DD/).")
+@click.option("--out", "out_dir", default="data/wacz", show_default=True, help="Folder the package is written to.")
+@click.option("--key", envvar="TAKEDOWNWATCH_RECORD_KEY", default=None,
+              help="SSH private key to sign the package with (or TAKEDOWNWATCH_RECORD_KEY).")
+@edge
+def wacz_command(day, warc_dir, out_dir, key):
+    """Package one day's WARC files as a WACZ, validate it, and sign it (DAY.wacz.sig).
+
+    \b
+    Example:
+        python -m collector export wacz --day 2026-09-01 --warc-dir downloaded --key record.key
+    """
+    from collector.evidence import sshsig
+    from collector.evidence.wacz import NAMESPACE, WaczError, package_day, validate
+    from collector.record.fileformat import file_sha256
+
+    path = package_day(warc_dir, day, out_dir)
+    valid, said = validate(path)
+    if not valid:
+        raise WaczError(f"{path} does not validate: {said.strip()[-300:]}")
+    if key:
+        sshsig.sign(path, key, NAMESPACE)
+    click.echo(f"{path}: valid WACZ, SHA-256 {file_sha256(path)}" + (", signed" if key else ""))
+
+
 def register(export: click.Group) -> None:
     """Add the evidence commands to the export group."""
-    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command):
+    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command, wacz_command):
         export.add_command(command)
 
 
