@@ -64,8 +64,11 @@ def _compare(record: sqlite3.Connection, mine: sqlite3.Connection, spans) -> Com
         top = through.get(table, 0) if appended_by_id(record, table) else None
         where = f'WHERE "id" <= {int(top)}' if top is not None else ""
         theirs = record.execute(f'SELECT * FROM "{table}" {where} ORDER BY {order}')
-        ours = mine.execute(f'SELECT * FROM "{table}" {where} ORDER BY {order}')
-        difference, count = _first_difference(table, keys, theirs, ours, spans)
+        if top is None:  # keyed otherwise: each of the record's rows looked up in the database
+            difference, count = _keyed_difference(table, keys, theirs, mine, spans)
+        else:
+            ours = mine.execute(f'SELECT * FROM "{table}" {where} ORDER BY {order}')
+            difference, count = _first_difference(table, keys, theirs, ours, spans)
         compared += count
         if difference:
             return Comparison(compared, difference, unexported)
@@ -88,10 +91,31 @@ def _first_difference(table, keys, theirs, ours, spans) -> tuple[str | None, int
         if a is None or _key(b, keys) < _key(a, keys):
             return f"{table} row {_named(b, keys)} of the database is not in the record", count
         count += 1
-        for column in a.keys():
-            if encode_value(a[column]) != encode_value(b[column]) or type(a[column]) is not type(b[column]):
-                return (f"{table} row {_named(a, keys)}: {column} is {b[column]!r} in the database, "
-                        f"{a[column]!r} in the record ({_file_of(table, a, spans)})"), count
+        difference = _row_difference(table, keys, a, b, spans)
+        if difference:
+            return difference, count
+
+
+def _keyed_difference(table, keys, theirs, mine, spans) -> tuple[str | None, int]:
+    count = 0
+    match = " AND ".join(f'"{k}" IS ?' for k in keys)
+    for row in theirs:
+        found = mine.execute(f'SELECT * FROM "{table}" WHERE {match}', [row[k] for k in keys]).fetchone()
+        if found is None:
+            return f"{table} row {_named(row, keys)} of the record is missing from the database", count
+        difference = _row_difference(table, keys, row, found, spans)
+        if difference:
+            return difference, count
+        count += 1
+    return None, count
+
+
+def _row_difference(table, keys, a, b, spans) -> str | None:
+    for column in a.keys():
+        if encode_value(a[column]) != encode_value(b[column]) or type(a[column]) is not type(b[column]):
+            return (f"{table} row {_named(a, keys)}: {column} is {b[column]!r} in the database, "
+                    f"{a[column]!r} in the record ({_file_of(table, a, spans)})")
+    return None
 
 
 def _beyond_record(record, mine, table, keys, cols, top, finished) -> int | str:

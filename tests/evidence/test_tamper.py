@@ -263,7 +263,8 @@ def test_restoring_triggers_is_refused_when_a_row_differs(signed):
     restored = CliRunner().invoke(export_command, ["restore-triggers", "--db", str(signed.db), "--out",
                                                    str(signed.out), "--operator", "x", "--reason", "y"])
     assert restored.exit_code != 0 and "requests row id=3" in restored.output
-    assert "IF NOT EXISTS" not in sql or sql  # (the trigger as the schema made it)
+    assert Store(signed.db).tampering == ["trigger requests_no_update is missing"]  # nothing was restored
+    assert sql.startswith("CREATE TRIGGER")
 
 
 def test_signing_refuses_a_key_the_allowed_signers_do_not_name(tmp_path, signed):
@@ -275,3 +276,22 @@ def test_signing_refuses_a_key_the_allowed_signers_do_not_name(tmp_path, signed)
     allowed_signers(signed.trust / "allowed_signers", settings.RECORD_SIGNER, signed.key, stranger,
                     namespace=settings.RECORD_SIGNING_NAMESPACE)
     assert sign_unsigned(signed.out, stranger, signed.trust / "allowed_signers") == [signed.files()[-1]]
+
+
+def test_rows_added_since_the_last_export_are_not_differences(signed):
+    store = Store(signed.db)
+    run = _run(store)
+    _snapshot(store, run, _article(store, run, 9), TEXT)
+    store.insert("run_finishes", {"run_id": run, "finished_at": "t", "counts": "{}"})  # keyed by run, not id
+    store.close()
+    report = verify_record(signed.out, signed.trust, db=signed.db)
+    assert report.unexported_rows >= 5
+
+
+def test_an_edited_row_of_a_table_keyed_otherwise_is_named(signed):
+    _shell(signed, "DROP TRIGGER run_finishes_no_update", "UPDATE run_finishes SET counts = '{\"x\": 1}'")
+    # The trigger stays dropped, so the database check names it first; the comparison names the row.
+    with pytest.raises(VerificationFailed, match="run_finishes_no_update is missing"):
+        verify_record(signed.out, signed.trust, db=signed.db)
+    from collector.record.compare import compare_database
+    assert "run_finishes row run_id=" in compare_database(signed.out, signed.db).difference
