@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from collector.clock import Clock
 from collector.record.store import Store
-from collector.net.warc import FoundResponse, responses_by_intent
+from collector.net.warcread import FoundResponse, responses_by_intent
 from collector.net.wire import Exchange
 
 INTERRUPTED = "interrupted"

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import io
 import threading
-import zlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from collector import settings
-from collector.errors import TakedownWatchError
-from collector.net.wire import undo_content_encoding
+from collector.clock import iso
 from collector.settings import USER_AGENT, __version__
 
 
@@ -33,10 +29,6 @@ class WarcPointer:
     offset: int
     length: int
     payload_digest: str | None
-
-
-def _warc_date(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class WarcLog:
@@ -65,7 +57,7 @@ class WarcLog:
             "format": "WARC File Format 1.1",
         }
         record = self._writer.create_warcinfo_record(self.path.name, info)
-        record.rec_headers.replace_header("WARC-Date", _warc_date(started))
+        record.rec_headers.replace_header("WARC-Date", iso(started))
         with self._lock:
             self._writer.write_record(record)
             self._file.flush()
@@ -92,7 +84,7 @@ class WarcLog:
         `intent` (the ledger's intent row) is written into both records, so a
         response whose ledger row a kill prevented is found by the next run.
         """
-        date = _warc_date(when)
+        date = iso(when)
         tags = {INTENT_HEADER: str(intent)} if intent is not None else {}
         req_http = StatusAndHeaders(f"{method} {request_target} {protocol}", request_headers,
                                     is_http_request=True)
@@ -123,78 +115,3 @@ class WarcLog:
         with self._lock:
             if not self._file.closed:
                 self._file.close()
-
-
-# -- reading ------------------------------------------------------------------
-
-class WarcReadError(TakedownWatchError):
-    """A snapshot's HTML could not be read back from its WARC record."""
-
-
-def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tuple[bytes, str | None]:
-    """Return (body with Content-Encoding undone, Content-Type) of the response record at offset."""
-    path = Path(warc_root) / warc_file
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            record = next(iter(ArchiveIterator(handle)))
-            if record.rec_type != "response" or record.http_headers is None:
-                raise WarcReadError(f"{path}:{offset} is a {record.rec_type} record, not a response")
-            headers = {k.lower(): v for k, v in record.http_headers.headers}
-            raw = record.raw_stream.read()
-    except (OSError, StopIteration, ValueError) as exc:
-        raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
-    body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
-    if problem:
-        raise WarcReadError(f"{path}:{offset}: {problem[1]}")
-    return body, headers.get("content-type")
-
-
-@dataclass(frozen=True)
-class FoundResponse:
-    """A response record as the next run finds it: where it sits and what it says."""
-
-    pointer: WarcPointer
-    status: int | None
-    content_type: str | None
-    ip: str | None
-    date: str | None
-    payload_bytes: int | None
-
-
-def responses_by_intent(warc_root: str | Path, warc_file: str) -> dict[int, FoundResponse]:
-    """Return the whole response records of a WARC file by intent id, reading up to a torn end.
-
-    A run killed while writing leaves its last record cut short. The request
-    record of an exchange is written after its response, so a response counts
-    as whole once its request record has begun; a torn response never does.
-    """
-    pending: dict[int, FoundResponse] = {}
-    found: dict[int, FoundResponse] = {}
-    try:
-        with open(Path(warc_root) / warc_file, "rb") as handle:
-            records = ArchiveIterator(handle)
-            for record in records:
-                intent = record.rec_headers.get_header(INTENT_HEADER) or ""
-                if not intent.isdigit():
-                    continue
-                if record.rec_type == "request" and int(intent) in pending:
-                    found[int(intent)] = pending.pop(int(intent))
-                elif record.rec_type == "response":
-                    pending[int(intent)] = _found(records, record, warc_file)
-    except (OSError, EOFError, ValueError, zlib.error):
-        pass  # a torn tail: the records before it were kept
-    return found
-
-
-def _found(records: ArchiveIterator, record, warc_file: str) -> FoundResponse:
-    http = record.http_headers
-    payload = len(record.raw_stream.read())
-    records.read_to_end(record)
-    pointer = WarcPointer(warc_file, records.get_record_offset(), records.get_record_length(),
-                          record.rec_headers.get_header("WARC-Payload-Digest"))
-    status = http.get_statuscode() if http else None
-    return FoundResponse(pointer, int(status) if status and status.isdigit() else None,
-                         http.get_header("Content-Type") if http else None,
-                         record.rec_headers.get_header("WARC-IP-Address"),
-                         record.rec_headers.get_header("WARC-Date"), payload)

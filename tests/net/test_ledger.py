@@ -59,7 +59,7 @@ def test_the_next_run_closes_a_killed_request_from_its_warc_record(farm, make_ct
     found = rows[intent]
     assert found["run_id"] == killed.run_id and found["status_code"] == 200 and found["sent"] == 1
     assert found["warc_file"] == killed.warc.relative and "written to WARC" in found["detail"]
-    from collector.net.warc import read_response_body
+    from collector.net.warcread import read_response_body
     assert read_response_body(tmp_path / "warc", found["warc_file"], found["warc_offset"])[0] == b"<html>kept</html>"
     unknown = rows[never_sent]
     assert unknown["warc_file"] is None and unknown["status_code"] is None and "unknown" in unknown["detail"]

@@ -312,7 +312,7 @@ def test_an_older_database_with_its_triggers_migrates_without_a_finding(tmp_path
     assert store.schema_version() == len(schema.MIGRATIONS) and store.tampering == []
     store.insert("request_intents", {"run_id": 1, "purpose": "capture", "method": "GET", "url": "u",
                                      "attempt": 1, "vantage": "v", "intended_at": "t"})
-    with pytest.raises(sqlite3.IntegrityError):  # the table migration 6 made has its triggers
+    with pytest.raises(sqlite3.IntegrityError):  # the table migration 7 made has its triggers
         store.execute("UPDATE request_intents SET url = 'x'")
     store.close()
 
