@@ -331,4 +331,13 @@ CREATE TABLE export_head (
 # listing_entries shows them exactly as the table did, same ids, same columns
 # in the same order, so readers, exports and the record are unchanged, and an
 # INSERT into the view stores a new value row only when no equal one exists.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5)
+
+# The service's own words beside our summary. For an answer that is not a
+# JSON answer (an HTTP 401 "You need to be logged in to use Save Page Now.",
+# a 429 or 502 HTML page), `message` holds the project's summary and this
+# column what the service said, so a reader can tell the two apart.
+_V6 = """
+ALTER TABLE archive_submissions ADD COLUMN service_message TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6)
