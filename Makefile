@@ -43,6 +43,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/pacing.py --scrapy $(BENCH_VENV)/bin/python
 	-$(PY) bench/capture_cost.py
 	-$(PY) bench/encoding_invariance.py
+	-$(PY) bench/extraction_lines.py
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
 
