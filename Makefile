@@ -46,6 +46,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/extraction_lines.py
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
+	-$(PY) bench/shards.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

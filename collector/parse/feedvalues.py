@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 
 from lxml import etree
 
+from collector.clock import iso_seconds
+
 XML_SPACE = " \t\r\n"
 _ITEM_PARENTS = frozenset({"channel", "RDF", "feed", "rss"})
 _TITLE_NAMESPACES = frozenset({None, "http://purl.org/rss/1.0/", "http://www.w3.org/2005/Atom",
@@ -65,12 +67,7 @@ def struct_to_iso(parsed) -> str | None:
     """Return feedparser's UTC struct_time as ISO-8601 UTC."""
     if not parsed:
         return None
-    return iso(datetime(*parsed[:6], tzinfo=timezone.utc))
-
-
-def iso(moment: datetime) -> str:
-    """Return an aware datetime as 'YYYY-MM-DDTHH:MM:SSZ'."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    return iso_seconds(datetime(*parsed[:6], tzinfo=timezone.utc))
 
 
 def parse_feed_date(raw: str | None) -> str | None:
@@ -91,7 +88,7 @@ def parse_feed_date(raw: str | None) -> str | None:
     if weekday and moment.strftime("%a").lower() != weekday.group(1).lower():
         return None  # the weekday and the date disagree: two readings
     try:
-        return iso(moment)
+        return iso_seconds(moment)
     except (OverflowError, ValueError):
         return None
 
@@ -108,7 +105,7 @@ def parse_w3c_date(raw: str | None) -> str | None:
         return None
     coarse = _YEAR_MONTH.match(text)
     if coarse:
-        return iso(datetime(int(coarse.group(1)), int(coarse.group(2) or 1), 1, tzinfo=timezone.utc))
+        return iso_seconds(datetime(int(coarse.group(1)), int(coarse.group(2) or 1), 1, tzinfo=timezone.utc))
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -116,4 +113,4 @@ def parse_w3c_date(raw: str | None) -> str | None:
             moment = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError, IndexError):
             return None
-    return iso(moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc))
+    return iso_seconds(moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc))

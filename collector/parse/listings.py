@@ -26,9 +26,10 @@ import feedparser
 from lxml import etree
 
 from collector import settings
+from collector.clock import iso_seconds
 from collector.errors import TakedownWatchError
 from collector.parse.feedvalues import (
-    iso, parse_feed_date, parse_w3c_date, raw_titles, struct_to_iso, title_as_written,
+    parse_feed_date, parse_w3c_date, raw_titles, struct_to_iso, title_as_written,
 )
 from collector.urls import same_site
 
@@ -367,4 +368,4 @@ def validate_listing(parsed: ParsedListing, homepage: str, run_time: datetime) -
         return "valid", f"undated feed with {len(own)} own-site entries"
     if not dates:
         return "no_recent_articles", f"{len(own)} own-site entries, none dated"
-    return "no_recent_articles", f"newest own-site entry dated {iso(max(dates))}"
+    return "no_recent_articles", f"newest own-site entry dated {iso_seconds(max(dates))}"

@@ -10,9 +10,10 @@ import email.utils
 import json
 import re
 import unicodedata
-from datetime import datetime, timezone
+from datetime import datetime
 from urllib.parse import urljoin
 
+from collector.clock import iso_seconds
 from collector.parse.dates import is_date_statement, visible_date
 from collector.parse.htmltext import NODE_BREAK, collapse_space, text_content
 from collector.parse.textnorm import skeleton, skeleton_text
@@ -148,7 +149,7 @@ def to_utc(raw: str | None) -> str | None:
     if moment.tzinfo is None:
         return None
     try:
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return iso_seconds(moment)
     except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset
         return None
 
