@@ -58,12 +58,12 @@ def pages() -> dict[str, list[bytes]]:
     }
 
 
-def _run(store: Store) -> int:
+def run_row(store: Store) -> int:
     return store.insert("runs", {"command": "run", "started_at": START.isoformat(), "vantage": "test",
                                  "software_version": "0.1.0", "settings": "{}"})
 
 
-def _capture(store: Store, warc: WarcLog, run: int, article: int, url: str, page: bytes, when: datetime,
+def capture(store: Store, warc: WarcLog, run: int, article: int, url: str, page: bytes, when: datetime,
              purpose: str) -> int:
     pointer = warc.write_exchange(
         url=url, method="GET", request_headers=[("User-Agent", "TakedownWatch")], request_target="/",
@@ -94,14 +94,14 @@ def build(path: Path, warc_dir: Path) -> dict:
     store.insert("outlet_groups", {"id": "g1", "name": "Group", "name_bn": "গোষ্ঠী"})
     store.insert("outlets", {"id": "jago", "name": "Jago", "name_bn": "জাগো", "homepage": "https://jago.test/",
                              "group_id": "g1", "first_seen_at": START.isoformat(), "last_synced_at": START.isoformat()})
-    run = _run(store)
+    run = run_row(store)
     warc = WarcLog(warc_dir, run, START)
     found: dict = {"snapshots": {}, "articles": {}}
     for n, (url, versions) in enumerate(pages().items()):
         article = store.insert("articles", {"outlet_id": "jago", "url_key": url, "url": url,
                                             "first_seen_at": START.isoformat(), "first_seen_run": run})
         found["articles"][url] = article
-        ids = [_capture(store, warc, run, article, url, page, START + timedelta(minutes=n, hours=6 * k),
+        ids = [capture(store, warc, run, article, url, page, START + timedelta(minutes=n, hours=6 * k),
                         "capture" if k == 0 else "recheck") for k, page in enumerate(versions)]
         found["snapshots"][url] = ids
     warc.close()
