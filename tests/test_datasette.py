@@ -102,7 +102,7 @@ def get(path: Path, url: str):
 
 def test_the_migrations_use_the_tokenizer_of_fts_module():
     indexes = [m for m in schema.MIGRATIONS if "USING fts5" in m]
-    assert len(indexes) == 2 and all(f'tokenize="{fts.TOKENIZE}"' in m for m in indexes)  # migrations 3 and 6
+    assert len(indexes) == 2 and all(f'tokenize="{fts.TOKENIZE}"' in m for m in indexes)  # migrations 3 and 7
 
 
 def test_the_default_tokenizer_breaks_bangla_words_and_ours_does_not():

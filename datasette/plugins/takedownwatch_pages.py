@@ -46,7 +46,7 @@ from markupsafe import Markup, escape
 
 from collector.errors import TakedownWatchError
 from collector.net.assets import asset_url, read_range
-from collector.net.warc import read_response_body, response_body_of
+from collector.net.warcread import read_response_body, response_body_of
 from collector.record.tables import is_record
 from collector.review.diff import diff_snapshots
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collector.net.assets import AssetError, asset_url, read_range
-from collector.net.warc import response_body_of
+from collector.net.warcread import response_body_of
 from testing.farm import Farm
 from testing.release_assets import ReleaseAssets
 

@@ -299,12 +299,12 @@ def test_migration_5_keeps_every_snapshot_and_what_points_at_it(tmp_path):
     assert [r[0] for r in store.query("SELECT id FROM snapshots_fts_docsize ORDER BY id")] == [10, 30, 40, 50]
 
 
-def test_migration_6_folds_the_index_of_snapshots_written_before_it(tmp_path):
-    """A database indexed as stored (migrations 1-5) is re-indexed folded; its rows and texts stay as they were."""
+def test_migration_7_folds_the_index_of_snapshots_written_before_it(tmp_path):
+    """A database indexed as stored (migrations 1-6) is re-indexed folded; its rows and texts stay as they were."""
     from collector.record.search import search
 
-    path = tmp_path / "v5.db"
-    raw = _database_at_version(path, 5)
+    path = tmp_path / "v6.db"
+    raw = _database_at_version(path, 6)
     raw.execute("INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
                 "VALUES (1, 'o', 'k', 'u', 'a', 1)")
     stored = ["র\u200d্যাবের অভিযানে", "হ\u09df\u09c7ছে", unicodedata.normalize("NFD", "কোনো ক্ষতি হতো না")]
