@@ -18,6 +18,7 @@ plugins using --plugins-dir"), as `make browse` does.
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 
 import yaml
@@ -29,10 +30,16 @@ METADATA_FILE = Path(__file__).resolve().parent.parent / "metadata.yml"
 RECORD_BLOCK = "takedownwatch"  # the name metadata.yml keys the record's block by
 
 _loaded: dict[str, str] = {}
+# One answer per Datasette instance and set of record databases. Datasette
+# merges its --metadata file into the first answer it gets, in place
+# (Datasette._metadata_recursive_update), and adds "name" to each canned
+# query: both give the same result every time for one instance, so its
+# answer is kept (a database page asks some 240 times), never shared.
+_answers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _metadata_json() -> str:
-    """Return metadata.yml as JSON text, read once (a fresh copy is parsed per call: Datasette mutates what it gets)."""
+    """Return metadata.yml as JSON text, read once."""
     if "json" not in _loaded:
         _loaded["json"] = json.dumps(yaml.safe_load(METADATA_FILE.read_text(encoding="utf-8")))
     return _loaded["json"]
@@ -44,9 +51,18 @@ def record_databases(datasette) -> list[str]:
             if not db.is_memory and db.path and is_record(str(db.path))]
 
 
-@hookimpl
-def get_metadata(datasette, key, database, table):
+def record_metadata(names: list[str]) -> dict:
+    """Return metadata.yml's instance-level metadata, with its record block under each of the names."""
     metadata = json.loads(_metadata_json())
     block = json.dumps(metadata.pop("databases", {}).get(RECORD_BLOCK, {}))
-    metadata["databases"] = {name: json.loads(block) for name in record_databases(datasette)}
+    metadata["databases"] = {name: json.loads(block) for name in names}
     return metadata
+
+
+@hookimpl
+def get_metadata(datasette, key, database, table):
+    names = record_databases(datasette)
+    kept = _answers.get(datasette)
+    if kept is None or kept[0] != names:
+        kept = _answers[datasette] = (names, record_metadata(names))
+    return kept[1]
