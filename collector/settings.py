@@ -117,6 +117,12 @@ SPN_MAX_ATTEMPTS = 5  # temporary failures are resubmitted at most this often
 SPN_POLL_WITHIN_SECONDS = 3000  # job status is kept about an hour
 SPN_POLL_SECONDS = 15.0  # between two status polls of one job: a capture takes 10 s to 2 min
 SPN_RUN_SECONDS = 1800.0  # bound on one archive run; jobs still pending are picked up by the next
+# A run stops submitting this long before its end and polls its last jobs to
+# their end: a capture lasts at most 2 min (SPN2 docs), spn.sh gives a job
+# 300 s. The archive workflow runs hourly, so a job still pending at a run's
+# end is polled by the next run within SPN_POLL_WITHIN_SECONDS
+# (tests/wayback/test_timing.py checks the schedule against these three).
+SPN_JOB_SECONDS = 300.0
 SPN_BACKOFF_SECONDS = 20.0  # first wait after a refusal (spn.sh sleeps 20 s); doubles each time
 SPN_MAX_BACKOFFS = 5  # consecutive refusals (20 s ... 320 s) before a run gives up for the day
 
@@ -183,3 +189,23 @@ COMPARISONS_PER_RUN = 600
 # person (the release store has been unreachable for a week).
 COMPARISON_RETRY_DAYS = 7
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
+
+# Evidence (collector/evidence/). Export files are signed with an SSH key held
+# as a repository secret, under a namespace of their own, and checked against
+# the allowed signers kept in the repository.
+TRUST_DIR = "data/trust"  # allowed_signers, timestamping.toml, TSA roots
+RECORD_SIGNER = "takedownwatch-record"  # the principal in allowed_signers
+RECORD_SIGNING_NAMESPACE = "takedownwatch-record"  # ssh-keygen -n: a record signature is nothing else
+# RFC 3161: each new export file's SHA-256 goes to every configured authority;
+# two independent ones must vouch for it, so one authority's failure or
+# dishonesty cannot make the record's time.
+TIMESTAMP_MIN_AUTHORITIES = 2
+# A token may not predate the export time the file states by more than this
+# (seconds): the runner's clock and the authority's differ a little, a file
+# cannot be anchored before it was written.
+TIMESTAMP_CLOCK_SKEW_SECONDS = 600
+# A token later than this after the file's export time (hours) anchors the file
+# only from the token's time on; verify says so. Three days cover an authority
+# down over a weekend, retried every run.
+TIMESTAMP_LATE_HOURS = 72
+TIMESTAMP_TIMEOUT_SECONDS = 30.0  # one authority's answer; a slow one is retried next run

@@ -17,6 +17,7 @@ and prints where everything is. Nothing leaves this machine.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -66,10 +67,35 @@ def trouble_outlets(farm: Farm) -> dict:
     }
 
 
-def collector(*args: str) -> None:
+def collector(*args: str, env: dict[str, str] | None = None) -> None:
     command = [sys.executable, "-m", "collector", *args]
     print("\n$ " + " ".join(["python", "-m", "collector", *args]), flush=True)
-    subprocess.run(command, cwd=ROOT, check=True)
+    subprocess.run(command, cwd=ROOT, check=True, env={**os.environ, **(env or {})})
+
+
+def evidence(farm: Farm, now: datetime) -> None:
+    """Export, sign, timestamp with two loopback authorities, verify, package the day as WACZ, bundle one article."""
+    from testing.trust import make_trust
+
+    trust = make_trust(OUT / "trust", farm)
+    record, db, warc = str(OUT / "record"), str(OUT / "demo.db"), str(OUT / "warc")
+    collector("export", "new", "--db", db, "--out", record, "--warc-dir", warc)
+    collector("export", "sign", "--out", record, "--key", str(trust.key), "--trust", str(trust.folder))
+    collector("export", "timestamp", "--out", record, "--db", db, "--warc-dir", warc, "--min-interval", INTERVAL,
+              "--trust", str(trust.folder), "--vantage", "demo-loopback")
+    collector("export", "verify", "--out", record, "--db", db, "--require-timestamps", "--trust", str(trust.folder))
+    collector("export", "wacz", "--day", f"{now:%Y-%m-%d}", "--warc-dir", warc, "--out", str(OUT / "wacz"),
+              "--key", str(trust.key))
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    address = conn.execute("SELECT a.url FROM snapshots s JOIN articles a ON a.id = s.article_id "
+                           "ORDER BY s.id LIMIT 1").fetchone()[0]
+    conn.close()
+    collector("evidence", address, "--out", str(OUT / "bundle"), "--db", db, "--record", record, "--warc-dir", warc,
+              "--trust", str(trust.folder))
+    print("\n$ (cd " + str((OUT / "bundle").relative_to(ROOT)) + " && python3 verify.py)", flush=True)
+    subprocess.run([sys.executable, "-I", "verify.py"], cwd=OUT / "bundle", check=True)
 
 
 def main() -> int:
@@ -94,8 +120,11 @@ def main() -> int:
               "one has a broken robots.txt, one never answers (its timeouts take about a minute).")
         collector("run", *common, "--min-interval", INTERVAL)
         spn = FakeSPN(farm, polls=1)
+        # Save Page Now refuses submissions without keys; the fake takes any key pair.
         collector("archive", *common, "--base-url", spn.base, "--min-interval", INTERVAL, "--poll-seconds", "0.2",
-                  "--per-minute", "600", "--limit", "120")
+                  "--per-minute", "600", "--limit", "120",
+                  env={"IA_ACCESS_KEY": "demo", "IA_SECRET_KEY": "demo-secret"})
+        evidence(farm, now)
     collector("stats", "--db", str(OUT / "demo.db"))
     collector("build-site", "--db", str(OUT / "demo.db"), "--out", str(OUT / "site"))
     warcs = sorted((OUT / "warc").rglob("*.warc.gz"))

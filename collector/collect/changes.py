@@ -32,7 +32,7 @@ from collector.clock import iso
 from collector.collect.events import (
     FIELDS, current_extractor, differs, record_event, reextract, stored, values_from_html,
 )
-from collector.net.warcread import WarcReadError, read_response_record
+from collector.net.warcread import WarcReadError, response_body_of
 
 
 def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:
@@ -191,7 +191,7 @@ def _from_release(ctx, snapshot, requests: list[int]) -> tuple[dict | None, str 
         return None, got.problem
     where = f"{asset['release_tag']}/{asset['asset_name']}:{snapshot['warc_offset']}"
     try:
-        body, content_type = read_response_record(got.data, where)
+        body, content_type = response_body_of(got.data, where)
         return values_from_html(snapshot, body, content_type), None
     except WarcReadError as exc:
         return None, str(exc)

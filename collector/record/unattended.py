@@ -1,4 +1,4 @@
-"""Migration 7: what a year of unattended runs needs the record to say.
+"""Migration 10: what a year of unattended runs needs the record to say.
 
 * capture_attempts: every run's try at capturing a queued article, so a failed
   capture can be tried again by later runs and each try is on the record
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
 
-V7 = """
+V10 = """
 ALTER TABLE capture_queue ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;  -- runs that tried its capture
 CREATE TABLE capture_attempts (
     id INTEGER PRIMARY KEY,

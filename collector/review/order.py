@@ -12,7 +12,7 @@ import unicodedata
 # to an article an hour old. An event happened somewhere between the last time
 # the article was seen as before and the first time it was seen changed; it is
 # ordered by the article's age at the earliest of those moments (events from
-# before migration 7 have only the later). The Datasette canned query is this text.
+# before migration 10 have only the later). The Datasette canned query is this text.
 REVIEW_ORDER_SQL = """
 SELECT e.id AS event_id, COALESCE(e.age_min_hours, e.article_age_hours) AS age_from_hours,
        e.article_age_hours AS age_to_hours, e.article_age_hours, e.kind, e.field, a.outlet_id,

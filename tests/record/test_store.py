@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 
 import pytest
 
@@ -48,7 +49,7 @@ def test_every_observation_table_has_both_triggers(store):
     "DELETE FROM requests",
     "UPDATE articles SET url = 'x'",
     "DELETE FROM articles",
-    # A run's software version and settings are observations too (migration 7).
+    # A run's software version and settings are observations too (migration 10).
     "UPDATE runs SET software_version = '9.9'",
     "UPDATE runs SET settings = '{}'",
     "DELETE FROM runs",
@@ -192,7 +193,7 @@ def test_migration_4_keeps_every_listing_entry_and_the_capture_queue(tmp_path):
     # 9 entries, 7 distinct sets of values: listing 1's three (queued), listing 2's three (not queued),
     # and listing 3's own address; its a and b repeat listing 2's.
     assert store.one("SELECT COUNT(*) FROM listing_entry_values")[0] == 7
-    # Later migrations add columns (migration 7: attempts); the rows keep what they held.
+    # Later migrations add columns (migration 10: attempts); the rows keep what they held.
     width = len(queue_before[0])
     assert [tuple(r)[:width] for r in store.query("SELECT * FROM capture_queue")] == [tuple(r) for r in queue_before]
     assert store.query("PRAGMA foreign_key_check") == []
@@ -302,3 +303,81 @@ def test_migration_5_keeps_every_snapshot_and_what_points_at_it(tmp_path):
                                                  recorded_at="a", status="pending"))
     # Searched: the first snapshot of each distinct headline and text.
     assert [r[0] for r in store.query("SELECT id FROM snapshots_fts_docsize ORDER BY id")] == [10, 30, 40, 50]
+
+
+def test_an_older_database_with_its_triggers_migrates_without_a_finding(tmp_path):
+    raw = _database_at_version(tmp_path / "v5.db", 5)
+    from collector.record.store import _split_sql
+
+    for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):  # as every open used to make them
+        if raw.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+            for statement in _split_sql(schema.append_only_triggers(table)):
+                raw.execute(statement)
+    raw.commit()
+    raw.close()
+    store = Store(tmp_path / "v5.db")
+    assert store.schema_version() == len(schema.MIGRATIONS) and store.tampering == []
+    store.insert("request_intents", {"run_id": 1, "purpose": "capture", "method": "GET", "url": "u",
+                                     "attempt": 1, "vantage": "v", "intended_at": "t"})
+    with pytest.raises(sqlite3.IntegrityError):  # the table migration 9 made has its triggers
+        store.execute("UPDATE request_intents SET url = 'x'")
+    store.close()
+
+
+def test_a_trigger_missing_from_an_older_table_is_reported_not_recreated(tmp_path):
+    _database_at_version(tmp_path / "v5.db", 5).commit()
+    store = Store(tmp_path / "v5.db")
+    assert "trigger requests_no_update is missing" in store.tampering
+    assert "trigger request_intents_no_update is missing" not in store.tampering
+    store.close()
+    assert "trigger requests_no_update is missing" in Store(tmp_path / "v5.db").tampering
+
+
+def test_an_added_trigger_is_reported(store):
+    store.execute("CREATE TRIGGER sneaky AFTER INSERT ON requests BEGIN SELECT 1; END")
+    store.close()
+    assert Store(store.path).tampering == ["trigger sneaky is not part of the schema"]
+
+
+def test_migration_7_folds_the_index_of_snapshots_written_before_it(tmp_path):
+    """A database indexed as stored (migrations 1-6) is re-indexed folded; its rows and texts stay as they were."""
+    from collector.record.search import search
+
+    path = tmp_path / "v6.db"
+    raw = _database_at_version(path, 6)
+    raw.execute("INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
+                "VALUES (1, 'o', 'k', 'u', 'a', 1)")
+    stored = ["র\u200d্যাবের অভিযানে", "হ\u09df\u09c7ছে", unicodedata.normalize("NFD", "কোনো ক্ষতি হতো না")]
+    for n, text in enumerate(stored, start=1):
+        raw.execute("INSERT INTO requests (id, run_id, purpose, method, url, attempt, sent, started_at, "
+                    "finished_at, result, vantage) VALUES (?, 1, 'capture', 'GET', 'u', 1, 1, 'a', 'b', 'ok', 'v')",
+                    (n,))
+        raw.execute("INSERT INTO snapshots (id, article_id, request_id, run_id, purpose, captured_at, status_code, "
+                    "final_url, headline, text, html_sha256, warc_file, warc_offset, warc_length, extractor, "
+                    "extractor_info) VALUES (?, 1, ?, 1, 'capture', 'c', 200, 'u', 'শিরোনাম', ?, ?, 'f', 0, 1, "
+                    "'x', '{}')", (n, n, text, str(n) * 64))
+    raw.commit()
+    before = raw.execute("SELECT * FROM snapshots ORDER BY id").fetchall()
+    unfolded = raw.execute("SELECT rowid FROM snapshots_fts WHERE snapshots_fts MATCH '\"র্যাবের\"'").fetchall()
+    raw.close()
+    assert unfolded == []  # before: the reader's spelling of র‍্যাবের was not found
+
+    store = Store(path)
+    try:
+        assert store.schema_version() == len(schema.MIGRATIONS)
+        assert [tuple(r) for r in store.query("SELECT * FROM snapshots ORDER BY id")] == before
+        assert search(store, "র্যাবের") == [1] and search(store, "হ\u09af\u09bc\u09c7ছে") == [2]
+        assert search(store, "কোনো ক্ষতি") == [3]
+        assert store.query("SELECT rowid FROM snapshots_fts WHERE text IS NOT NULL") == []  # no copy of any text
+        later = _recheck(store, {"run": 1, "article": 1}, "নতুন র\u200c্যাব")  # written after: indexed folded
+        assert search(store, "র্যাব") == [later]
+    finally:
+        store.close()
+    # A connection without the folding function can read the record, and cannot write a snapshot unfolded.
+    plain = sqlite3.connect(path)
+    assert plain.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 4
+    with pytest.raises(sqlite3.OperationalError, match="search_fold"):
+        plain.execute("INSERT INTO snapshots (article_id, request_id, run_id, purpose, captured_at, status_code, "
+                      "final_url, html_sha256, warc_file, warc_offset, warc_length, extractor, extractor_info) "
+                      "VALUES (1, 1, 1, 'recheck', 'c', 200, 'u', 'h', 'f', 0, 1, 'x', '{}')")
+    plain.close()
