@@ -57,7 +57,7 @@ class Job:
     requests: int = 0
     busiest_host_requests: int = 0
     submissions: int = 0  # archive: POSTs to Save Page Now
-    output: dict[str, str] = field(default_factory=dict)
+    failed: str | None = None  # the step that failed, and why: the job saved no cache
 
     @property
     def wall(self) -> float:
@@ -94,9 +94,17 @@ class Runner:
 
     # -- one job -------------------------------------------------------------------
 
-    def run_job(self, kind: str, scheduled: datetime, upgraded: bool = False) -> Job:
+    def run_job(self, kind: str, scheduled: datetime) -> Job:
         """Return the figures of one job of `kind` (collect, archive, pages) started at `scheduled`."""
         job = Job(kind, scheduled)
+        try:
+            self._steps(job)
+        except StepFailed as exc:
+            job.failed = str(exc)
+        return job
+
+    def _steps(self, job: Job) -> None:
+        kind, scheduled = job.kind, job.scheduled
         began = time.monotonic()
         now = lambda: iso_seconds(scheduled + timedelta(seconds=time.monotonic() - began))  # noqa: E731
         self._step(job, "checkout", self._fresh_checkout)
@@ -125,7 +133,7 @@ class Runner:
                                                             "--now", now()))
             job.peak_disk = _size(self.checkout / "_site") + _size(db)
             job.db_bytes = _size(db)
-            return job
+            return
         job.peak_disk = _disk(self.checkout, db)
         self._ledger_figures(job, db)
         self._step(job, "export", lambda: self._cli(job, "export", "new", "--db", str(db), "--out", "data/record",
@@ -138,7 +146,6 @@ class Runner:
         job.db_bytes = _size(self.cache)
         new = batches(self.checkout / "data" / "record")[files_before:]
         job.rows_added = sum(sum(read_header(p).get("rows", {}).values()) for p in new)
-        return job
 
     def _step(self, job: Job, name: str, action) -> None:
         began = time.monotonic()
@@ -175,7 +182,6 @@ class Runner:
                     err.write(f"{type(exc).__name__}: {exc}\n")
         finally:
             os.chdir(cwd)
-        job.output[args[0]] = out.getvalue()[-4000:] + err.getvalue()[-4000:]
         if code:
             raise StepFailed(f"python -m collector {' '.join(args)} exited {code}:\n{err.getvalue()[-4000:]}")
 

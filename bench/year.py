@@ -3,9 +3,9 @@
     .venv/bin/python bench/year.py                                   # 365 days, 4 outlets x 100 articles a day
     .venv/bin/python bench/year.py --days 2 --outlets 3 --per-day 24 # the test suite's small year
 
-The jobs are the workflows' (.github/workflows): collect hourly at minute 17,
-pages after each collection, archive every two hours at minute 47, each a few
-minutes late as scheduled jobs start. Each runs on a fresh runner
+The jobs are the workflows' (.github/workflows), on their cron schedules as
+the files say (collect hourly at minute 17, archive hourly at minute 47 today)
+and pages after each collection, each a few minutes late as scheduled jobs start. Each runs on a fresh runner
 (bench/runner.py): the record's checkout, the database the Actions cache
 restores, and what the job downloads itself; WARC files go to a loopback
 release store (testing/release_store.py) and come back from it when a check
@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -47,23 +48,39 @@ from collector import settings
 from testing import replica
 from testing.fake_spn import FakeSPN
 from testing.farm import Farm
-from testing.newsroom import Newsroom
+from testing.newsroom import Newsroom, Odds
 from testing.release_store import FakeReleaseStore
 from testing.upgrade import upgrade
 
 START = datetime(2026, 9, 1, tzinfo=timezone.utc)
+WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
 REAL_INTERVAL = settings.MIN_INTERVAL_SECONDS + settings.PACING_SAFETY_SECONDS
 
 
-def schedule(hours: int, rng: random.Random) -> list[tuple[datetime, str]]:
-    """Return every job of the simulated span in start order: (when it starts, kind)."""
+def cron(workflow: str) -> tuple[int, int]:
+    """Return (minute, every how many hours) of a workflow's schedule: '17 * * * *' is (17, 1)."""
+    text = (WORKFLOWS / workflow).read_text(encoding="utf-8")
+    minute, hour = re.search(r'cron:\s*"(\d+) (\S+) \* \* \*"', text).groups()
+    return int(minute), 1 if hour == "*" else int(hour.removeprefix("*/"))
+
+
+def schedule(hours: int, rng: random.Random, pages_every: int = 1) -> list[tuple[datetime, str]]:
+    """Return every job of the simulated span in start order: (when it starts, kind), as the workflows say.
+
+    collect and archive on their cron schedules, pages when a collection has
+    finished (workflow_run); each starts a few minutes late, as scheduled jobs do.
+    """
+    (collect_minute, collect_every), (archive_minute, archive_every) = cron("collect.yml"), cron("archive.yml")
     jobs = []
     for hour in range(hours):
         top = START + timedelta(hours=hour)
-        collect = top + timedelta(minutes=17, seconds=rng.uniform(60, 300))  # scheduled jobs start late
-        jobs += [(collect, "collect"), (collect + timedelta(minutes=rng.uniform(4, 8)), "pages")]
-        if hour % 2 == 0:
-            jobs.append((top + timedelta(minutes=47, seconds=rng.uniform(60, 300)), "archive"))
+        if hour % collect_every == 0:
+            collect = top + timedelta(minutes=collect_minute, seconds=rng.uniform(60, 300))
+            jobs.append((collect, "collect"))
+            if hour % pages_every == 0:
+                jobs.append((collect + timedelta(minutes=rng.uniform(4, 8)), "pages"))
+        if hour % archive_every == 0:
+            jobs.append((top + timedelta(minutes=archive_minute, seconds=rng.uniform(60, 300)), "archive"))
     return sorted(jobs)
 
 
@@ -78,6 +95,10 @@ def main() -> None:
     parser.add_argument("--upgrade-at", type=float, default=0.5, help="share of the span after which the "
                         "extraction software is upgraded")
     parser.add_argument("--outage-at", type=float, default=0.3, help="share of the span at which outlet 0 goes down")
+    parser.add_argument("--pages-every", type=int, default=1, help="run the pages job after every Nth "
+                        "collection only (it writes nothing another job reads: this samples its cost)")
+    parser.add_argument("--eventful", type=float, default=1.0, help="make every scripted change of an article "
+                        "this many times as likely (a short simulation still sees each kind)")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--seed", type=int, default=15)
@@ -93,7 +114,7 @@ def main() -> None:
     began = time.monotonic()
     with Farm() as farm:
         room = Newsroom(farm, args.outlets, args.per_day, START, -(-hours // 24), seed=args.seed,
-                        change_hours=min(72.0, hours / 6))
+                        odds=Odds().times(args.eventful), change_hours=min(72.0, hours / 6))
         outage_start = (START + timedelta(hours=round(hours * args.outage_at), minutes=30))
         outage = (outage_start, outage_start + timedelta(hours=6))
         room.outlets[0].outages = [(outage[0], outage[0] + timedelta(hours=3), False),
@@ -108,17 +129,21 @@ def main() -> None:
               f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
               f"extractor upgrade {upgrade_at:%Y-%m-%d %H:%M}; work folder {work}", flush=True)
         jobs, undo = [], None
-        for when, kind in schedule(hours, rng):
+        for when, kind in schedule(hours, rng, args.pages_every):
             if undo is None and when >= upgrade_at:
                 undo = upgrade()
             room.set_clock(when)
             jobs.append(runner.run_job(kind, when))
+            if jobs[-1].failed:
+                print(f"  FAILED {kind} job at {when:%Y-%m-%d %H:%M}: {jobs[-1].failed[:1500]}", flush=True)
             if kind == "collect" and when.hour == 23:
                 day = (when - START).days + 1
-                if day % max(1, hours // 24 // 12) == 0 or day == hours // 24:
+                if day % max(1, hours // 24 // 36) == 0 or day == hours // 24:
                     print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
-                          f"{runner.cache.stat().st_size / 2**20:.0f} MiB", flush=True)
-        verdict = judge(runner.cache, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+                          f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
+                          f"this process {_rss() / 2**20:.0f} MiB", flush=True)
+        saved = runner.cache if runner.cache.exists() else runner.db
+        verdict = judge(saved, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
         repository = runner.repository_bytes()
         assets = sum(len(a.data) for r in releases.releases.values() for a in r.assets.values())
         if undo:
@@ -129,6 +154,11 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: float) -> dict:
@@ -147,7 +177,9 @@ def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: 
         kinds[kind]["projected_max"] = round(projected(worst, args.interval, scale))
         kinds[kind]["timeout_seconds"] = TIMEOUT_MINUTES[kind] * 60
     slowest = max((j for j in jobs if j.kind == "collect"), key=lambda j: projected(j, args.interval, scale))
-    return {"simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2), "outlets": args.outlets, "per_day": args.per_day,
+    failed = [{"kind": j.kind, "scheduled": j.scheduled.isoformat(), "why": j.failed[:500]} for j in jobs if j.failed]
+    return {"failed_jobs": failed, "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
+                          "outlets": args.outlets, "per_day": args.per_day, "pages_every": args.pages_every,
                           "target_outlets": args.target_outlets, "seconds": round(seconds)},
             "jobs": kinds, "slowest": {
                 "kind": slowest.kind, "scheduled": slowest.scheduled.isoformat(),
@@ -187,6 +219,7 @@ def report(f: dict) -> None:
               f"{k['peak_disk_max'] / mib:.0f} MiB; database at the end {k['db_bytes_last'] / mib:.0f} MiB; "
               f"at most {k['projected_max']} s at the real pace and {s['target_outlets']} outlets "
               f"(timeout {k['timeout_seconds']} s)")
+    print(f"jobs failed: {len(f['failed_jobs'])}")
     w = f["slowest"]
     print(f"slowest collection: {w['kind']} at {w['scheduled']}: {w['wall']} s here ("
           + ", ".join(f"{k} {v} s" for k, v in w["steps"].items()) + f"); {w['requests']} requests, "

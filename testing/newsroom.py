@@ -204,6 +204,11 @@ class Odds:
     fail_check: float = 0.02
     dynamic: float = 0.3
 
+    def times(self, factor: float) -> "Odds":
+        """Return these odds with every scripted change `factor` times as likely (for short simulations)."""
+        scaled = {k: min(1.0, v * factor) for k, v in vars(self).items() if k != "dynamic"}
+        return Odds(**scaled, dynamic=self.dynamic)
+
 
 class Newsroom:
     """Every outlet and article of the simulated year, and the simulated clock they serve by."""
@@ -259,8 +264,11 @@ class Newsroom:
         outlet.by_number[number] = story
 
     def _later(self, story: Story) -> datetime:
-        """Return a moment after publication, most often within days, in the first minutes of an hour."""
-        hours = min(self.rng.expovariate(1 / self.change_hours), 24 * self.days)
+        """Return a moment after publication in the first minutes of an hour: most often within days, at times months on."""
+        if self.rng.random() < 0.3:
+            hours = self.rng.uniform(0, 24 * self.days)
+        else:
+            hours = min(self.rng.expovariate(1 / self.change_hours), 24 * self.days)
         return self._on_the_hour(story.published + timedelta(hours=1 + hours))
 
     def _on_the_hour(self, when: datetime) -> datetime:
