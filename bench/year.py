@@ -91,6 +91,9 @@ def main() -> None:
     parser.add_argument("--outlets", type=int, default=4, help="outlets simulated")
     parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
     parser.add_argument("--target-outlets", type=int, default=40, help="outlets the projected figures are for")
+    parser.add_argument("--target-per-day", type=int, default=100, help="articles a day per outlet the projected "
+                        "figures are for (a host's requests grow with them)")
+    parser.add_argument("--report-every", type=int, default=30, help="days between interim verdicts (and --json)")
     parser.add_argument("--interval", type=float, default=0.01, help="seconds between requests to one loopback host")
     parser.add_argument("--upgrade-at", type=float, default=0.5, help="share of the span after which the "
                         "extraction software is upgraded")
@@ -120,7 +123,7 @@ def main() -> None:
         room.outlets[0].outages = [(outage[0], outage[0] + timedelta(hours=3), False),
                                    (outage[0] + timedelta(hours=3), outage[1], True)]
         spn = FakeSPN(farm, polls=1, expect_auth=f"LOW {SPN_KEYS['IA_ACCESS_KEY']}:{SPN_KEYS['IA_SECRET_KEY']}")
-        releases = FakeReleaseStore(farm, token="sim-token")
+        releases = FakeReleaseStore(farm, token="sim-token", folder=work / "releases")
         hosts = {o.id: o.host for o in room.outlets}
         runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
                         args.interval)
@@ -134,10 +137,14 @@ def main() -> None:
                 undo = upgrade()
             room.set_clock(when)
             jobs.append(runner.run_job(kind, when))
+            for host in farm.hosts:  # what the hosts saw is not needed after the job (a year of it would be)
+                host.seen.clear()
             if jobs[-1].failed:
                 print(f"  FAILED {kind} job at {when:%Y-%m-%d %H:%M}: {jobs[-1].failed[:1500]}", flush=True)
             if kind == "collect" and when.hour == 23:
                 day = (when - START).days + 1
+                if day % args.report_every == 0 and day < hours // 24:
+                    interim(runner, room, jobs, outage, args, day)
                 if day % max(1, hours // 24 // 36) == 0 or day == hours // 24:
                     print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
                           f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
@@ -145,7 +152,7 @@ def main() -> None:
         saved = runner.cache if runner.cache.exists() else runner.db
         verdict = judge(saved, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
         repository = runner.repository_bytes()
-        assets = sum(len(a.data) for r in releases.releases.values() for a in r.assets.values())
+        assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
         if undo:
             undo()
     figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
@@ -156,6 +163,18 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def interim(runner, room, jobs, outage, args, day: int) -> None:
+    """Print the verdict so far (and write --json), so a long run can be read before it ends."""
+    verdict = judge(runner.cache, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+    print(f"  verdict after {day} days: events {verdict['events']}, false {verdict['false_events']}, missed "
+          f"{verdict['missed_changes']} of {verdict['changes_seen']}, lost {verdict['articles_lost']} (outage "
+          f"{verdict['outage_lost']} of {verdict['outage_articles']}), open comparisons "
+          f"{verdict['comparisons_open']}", flush=True)
+    if args.json:
+        figures = summarise(jobs, args, verdict, 0, 0, 0)
+        args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
+
+
 def _rss() -> int:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -164,6 +183,7 @@ def _rss() -> int:
 def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: float) -> dict:
     """Return the figures of the year: per kind of job, the slowest job, and the verdict."""
     scale = args.target_outlets / args.outlets
+    load = args.target_per_day / args.per_day  # a host's requests grow with its articles
     kinds = {}
     for kind in ("collect", "archive", "pages"):
         mine = [j for j in jobs if j.kind == kind]
@@ -173,25 +193,26 @@ def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: 
                        "rows_added_max": max(j.rows_added for j in mine),
                        "peak_disk_max": max(j.peak_disk for j in mine), "db_bytes_last": mine[-1].db_bytes}
     for kind in kinds:
-        worst = max((j for j in jobs if j.kind == kind), key=lambda j: projected(j, args.interval, scale))
-        kinds[kind]["projected_max"] = round(projected(worst, args.interval, scale))
+        worst = max((j for j in jobs if j.kind == kind), key=lambda j: projected(j, args.interval, scale, load))
+        kinds[kind]["projected_max"] = round(projected(worst, args.interval, scale, load))
         kinds[kind]["timeout_seconds"] = TIMEOUT_MINUTES[kind] * 60
-    slowest = max((j for j in jobs if j.kind == "collect"), key=lambda j: projected(j, args.interval, scale))
+    slowest = max((j for j in jobs if j.kind == "collect"), key=lambda j: projected(j, args.interval, scale, load))
     failed = [{"kind": j.kind, "scheduled": j.scheduled.isoformat(), "why": j.failed[:500]} for j in jobs if j.failed]
     return {"failed_jobs": failed, "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
                           "outlets": args.outlets, "per_day": args.per_day, "pages_every": args.pages_every,
-                          "target_outlets": args.target_outlets, "seconds": round(seconds)},
+                          "target_outlets": args.target_outlets, "target_per_day": args.target_per_day,
+                          "seconds": round(seconds)},
             "jobs": kinds, "slowest": {
                 "kind": slowest.kind, "scheduled": slowest.scheduled.isoformat(),
                 "steps": {k: round(v, 2) for k, v in slowest.steps.items()}, "wall": round(slowest.wall, 2),
                 "requests": slowest.requests, "busiest_host_requests": slowest.busiest_host_requests,
-                "projected_seconds": round(projected(slowest, args.interval, scale)),
+                "projected_seconds": round(projected(slowest, args.interval, scale, load)),
                 "timeout_seconds": TIMEOUT_MINUTES[slowest.kind] * 60},
             "repository_bytes": repository, "release_asset_bytes": assets, **verdict}
 
 
-def projected(job, interval: float, scale: float) -> float:
-    """Return at most a job's seconds at the real pace and `scale` times the outlets.
+def projected(job, interval: float, scale: float, load: float = 1.0) -> float:
+    """Return at most a job's seconds at the real pace, `scale` times the outlets and `load` times their articles.
 
     Collect: the busiest host's requests take REAL_INTERVAL each (hosts are
     served concurrently); everything else is work that grows with the outlets,
@@ -200,13 +221,13 @@ def projected(job, interval: float, scale: float) -> float:
     bound (settings.SPN_RUN_SECONDS). Pages: work that grows with the outlets.
     """
     network = job.busiest_host_requests * interval
-    work = (job.wall - network) * scale
+    work = (job.wall - network) * scale * load
     if job.kind == "collect":
-        return work + job.busiest_host_requests * REAL_INTERVAL
+        return work + job.busiest_host_requests * load * REAL_INTERVAL
     if job.kind == "archive":
-        paced = job.submissions * scale * 60 / settings.SPN_CAPTURES_PER_MINUTE_KEYS
+        paced = job.submissions * scale * load * 60 / settings.SPN_CAPTURES_PER_MINUTE_KEYS
         return work + min(settings.SPN_RUN_SECONDS, max(paced, job.busiest_host_requests * REAL_INTERVAL))
-    return job.wall * scale
+    return job.wall * scale * load
 
 
 def report(f: dict) -> None:
@@ -217,14 +238,15 @@ def report(f: dict) -> None:
         print(f"  {kind:<8} {k['jobs']:>5} jobs: wall median {k['wall_median']:.1f} s, max {k['wall_max']:.1f} s; "
               f"rows added median {k['rows_added_median']:.0f}, max {k['rows_added_max']}; peak disk "
               f"{k['peak_disk_max'] / mib:.0f} MiB; database at the end {k['db_bytes_last'] / mib:.0f} MiB; "
-              f"at most {k['projected_max']} s at the real pace and {s['target_outlets']} outlets "
-              f"(timeout {k['timeout_seconds']} s)")
+              f"at most {k['projected_max']} s at the real pace and {s['target_outlets']} x "
+              f"{s['target_per_day']} (timeout {k['timeout_seconds']} s)")
     print(f"jobs failed: {len(f['failed_jobs'])}")
     w = f["slowest"]
     print(f"slowest collection: {w['kind']} at {w['scheduled']}: {w['wall']} s here ("
           + ", ".join(f"{k} {v} s" for k, v in w["steps"].items()) + f"); {w['requests']} requests, "
-          f"{w['busiest_host_requests']} to its busiest host; about {w['projected_seconds']} s at 2 s a request "
-          f"and {s['target_outlets']} outlets, against a timeout of {w['timeout_seconds']} s")
+          f"{w['busiest_host_requests']} to its busiest host; at most {w['projected_seconds']} s at 2 s a request "
+          f"and {s['target_outlets']} outlets x {s['target_per_day']} a day, against a timeout of "
+          f"{w['timeout_seconds']} s")
     print(f"events by kind: {f['events']}; false events: {f['false_events']}; real changes seen between "
           f"snapshots: {f['changes_seen']}, missed: {f['missed_changes']}; comparisons still open: "
           f"{f['comparisons_open']}")

@@ -39,6 +39,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from testing.farm import Farm, Handler, Reply
@@ -50,7 +51,15 @@ ASSET_TYPE = "application/octet-stream"
 class Asset:
     id: int
     name: str
-    data: bytes
+    stored: bytes | Path  # the bytes, or the file holding them (a store kept on disk)
+
+    @property
+    def data(self) -> bytes:
+        return self.stored.read_bytes() if isinstance(self.stored, Path) else self.stored
+
+    @property
+    def size(self) -> int:
+        return self.stored.stat().st_size if isinstance(self.stored, Path) else len(self.stored)
 
 
 @dataclass
@@ -63,8 +72,10 @@ class Release:
 class FakeReleaseStore:
     """GitHub releases of one repository, on three loopback hosts: the API, uploads, and asset bytes."""
 
-    def __init__(self, farm: Farm, owner: str = "takedownwatch", repo: str = "record", token: str | None = None):
+    def __init__(self, farm: Farm, owner: str = "takedownwatch", repo: str = "record", token: str | None = None,
+                 folder: Path | None = None):
         self.owner, self.repo, self.token = owner, repo, token
+        self.folder = folder  # keep uploaded assets here rather than in memory (a year of them)
         self.releases: dict[str, Release] = {}
         self.down = False
         self._ids = itertools.count(1)
@@ -86,8 +97,16 @@ class FakeReleaseStore:
         """Return an asset put straight into the release `tag` (made when missing)."""
         with self._lock:
             release = self._release(tag)
-            asset = release.assets[name] = Asset(next(self._ids), name, data)
+            asset = release.assets[name] = Asset(next(self._ids), name, self._keep(tag, name, data))
             return asset
+
+    def _keep(self, tag: str, name: str, data: bytes) -> bytes | Path:
+        if self.folder is None:
+            return data
+        path = self.folder / tag / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
 
     def downloads(self) -> int:
         """Return how many asset downloads (byte requests) the asset host served."""
@@ -135,7 +154,7 @@ class FakeReleaseStore:
                 "assets": [self._asset_json(a) for a in release.assets.values()]}
 
     def _asset_json(self, asset: Asset) -> dict:
-        return {"id": asset.id, "name": asset.name, "size": len(asset.data), "state": "uploaded",
+        return {"id": asset.id, "name": asset.name, "size": asset.size, "state": "uploaded",
                 "content_type": ASSET_TYPE, "url": self.api.url(f"{self._prefix}/releases/assets/{asset.id}"),
                 "browser_download_url": self.objects.url(f"/download/{asset.name}")}
 
@@ -166,7 +185,8 @@ class FakeReleaseStore:
                 return _json({"message": "Validation Failed",
                               "errors": [{"resource": "ReleaseAsset", "code": "already_exists", "field": "name"}]},
                              422)
-            asset = release.assets[name] = Asset(next(self._ids), name, handler.server.host.seen[-1].body)
+            body = handler.server.host.seen[-1].body
+            asset = release.assets[name] = Asset(next(self._ids), name, self._keep(release.tag, name, body))
             return _json(self._asset_json(asset), 201)
 
     def _bytes(self, handler: Handler) -> Reply:
@@ -182,14 +202,15 @@ class FakeReleaseStore:
             return Reply(404, b"not found", content_type="text/plain")
         wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", handler.headers.get("Range") or "")
         headers = {"Accept-Ranges": "bytes"}
+        data = asset.data
         if not wanted:
-            return Reply(200, asset.data, headers, content_type=ASSET_TYPE)
+            return Reply(200, data, headers, content_type=ASSET_TYPE)
         first = int(wanted.group(1))
-        last = min(int(wanted.group(2) or len(asset.data) - 1), len(asset.data) - 1)
-        if first >= len(asset.data):
-            return Reply(416, b"", {"Content-Range": f"bytes */{len(asset.data)}"}, content_type=None)
-        headers["Content-Range"] = f"bytes {first}-{last}/{len(asset.data)}"
-        return Reply(206, asset.data[first:last + 1], headers, content_type=ASSET_TYPE)
+        last = min(int(wanted.group(2) or len(data) - 1), len(data) - 1)
+        if first >= len(data):
+            return Reply(416, b"", {"Content-Range": f"bytes */{len(data)}"}, content_type=None)
+        headers["Content-Range"] = f"bytes {first}-{last}/{len(data)}"
+        return Reply(206, data[first:last + 1], headers, content_type=ASSET_TYPE)
 
 
 def _json(data: dict, status: int = 200) -> Reply:
