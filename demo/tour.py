@@ -1,0 +1,78 @@
+"""The short tour the demo ends with: what happened, where each thing is, and what to click first."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from demo.lifecycle import Demo
+
+PORT = 8001  # Datasette's default
+
+
+def facts(db: Path) -> dict:
+    """Return the figures the tour quotes, read from the demo's database."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    one = lambda sql, *args: conn.execute(sql, args).fetchone()[0]  # noqa: E731
+    out = {
+        "runs": one("SELECT COUNT(*) FROM runs WHERE command = 'run'"),
+        "articles": one("SELECT COUNT(*) FROM articles"),
+        "captures": one("SELECT COUNT(*) FROM snapshots WHERE purpose = 'capture'"),
+        "rechecks": one("SELECT COUNT(*) FROM snapshots WHERE purpose = 'recheck'"),
+        "checks": one("SELECT COUNT(*) FROM checks"),
+        "absent": one("SELECT COUNT(*) FROM checks WHERE outcome = 'absent'"),
+        "requests": one("SELECT COUNT(*) FROM requests"),
+        "archived": one("SELECT COUNT(DISTINCT snapshot_id) FROM archive_submissions WHERE status = 'success'"),
+        "events": {row[0]: row[1] for row in conn.execute(
+            "SELECT kind || COALESCE(' ' || field, ''), COUNT(*) FROM events GROUP BY 1 ORDER BY 1")},
+        "changed_article": one("SELECT article_id FROM events WHERE kind = 'changed' "
+                               "GROUP BY article_id ORDER BY COUNT(*) DESC, article_id LIMIT 1"),
+        "gone_article": one("SELECT article_id FROM events WHERE kind = 'gone' ORDER BY id LIMIT 1"),
+    }
+    conn.close()
+    return out
+
+
+def tour(demo: Demo) -> str:
+    """Return the text printed at the end of the demo."""
+    f = facts(demo.db)
+    rel = lambda p: p.relative_to(demo.out.parent)  # noqa: E731
+    record_files = sorted(demo.record.rglob("*.jsonl*"))
+    warcs = sorted(demo.warc.rglob("*.warc.gz"))
+    events = ", ".join(f"{n} {kind}" for kind, n in f["events"].items()) or "none"
+    db = rel(demo.db)
+    name = demo.db.stem
+    base = f"http://127.0.0.1:{PORT}/{name}"
+    lines = [
+        "",
+        f"Done in {demo.seconds:.0f} s: {f['runs']} collection runs over "
+        f"{'a day' if not demo.small else 'seven hours'} of simulated time.",
+        f"  {f['articles']} articles captured; {f['checks']} revisits ({f['absent']} found the article absent), "
+        f"{f['rechecks']} of them made a new snapshot; {f['requests']} requests, every one in the ledger.",
+        f"  events: {events}.",
+        f"  {f['archived']} captures have a (fake) Internet Archive copy.",
+        "",
+        "Where everything is:",
+        f"  the working database  {db}",
+        f"  the committed record  {rel(demo.record)}/   ({len(record_files)} files, one per export, chained;"
+        " `export verify` checked them)",
+        f"  WARC files            {rel(demo.warc)}/   ({len(warcs)} files: every response as received)",
+        f"  the registry          {rel(demo.out / 'outlets.toml')}",
+    ]
+    if demo.evidence is not None:
+        lines.append(f"  an evidence bundle    {rel(demo.evidence)}/   (the article recorded gone)")
+    lines += [
+        f"  the public site       {rel(demo.site)}/index.html   (and bn/index.html in Bangla)",
+        "",
+        "Browse the record:",
+        f"  make browse DB={db}",
+        "",
+        "Then, first:",
+        f"  1. {base}/events_review_order  the events, oldest article first (what `review` printed)",
+        f"  2. {base}/article_snapshots?article_id={f['changed_article']}  the article that changed most:"
+        " its snapshots over time",
+        f"  3. {base}/checks?article_id={f['gone_article']}  the checks that recorded an article gone:"
+        " three absences over six hours",
+    ]
+    return "\n".join(lines) + "\n"
