@@ -42,6 +42,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: bytes
+    client: str = ""  # the source address the request came from
 
 
 Route = Reply | Callable[["Handler"], None] | Callable[["Handler"], Reply]
@@ -103,7 +104,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         host: Host = self.server.host
-        host.seen.append(Seen(self.arrived, self.command, self.path, dict(self.headers), body))
+        host.seen.append(Seen(self.arrived, self.command, self.path, dict(self.headers), body,
+                             self.client_address[0]))
         route = host.route_for(self.path)
         if route is None:
             self.send_reply(Reply(404, b"not found", content_type="text/plain"))

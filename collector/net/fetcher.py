@@ -9,7 +9,7 @@ too. An expected failure of a site is a result, never an exception.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 from urllib.parse import urljoin, urlsplit
 
 from collector import settings
@@ -18,7 +18,9 @@ from collector.errors import TakedownWatchError
 from collector.net.ledger import Ledger
 from collector.net.guard import AddressGuard
 from collector.net.pacing import HostPacer
-from collector.net.robotscache import RobotsBook
+from collector.net.robotscache import HostRobots, RobotsBook
+from collector.net.slots import VantageSlots
+from collector.net.warc import WarcPointer
 from collector.net.wire import Exchange, new_pool, send_once
 
 RETRYABLE = ("server_error", "timeout", "connection_error")
@@ -42,7 +44,7 @@ class Response:
     request_id: int | None = None
     chain: list[int] = field(default_factory=list)
     remote_ip: str | None = None
-    warc: Any = None
+    warc: WarcPointer | None = None
     detail: str | None = None
 
     @property
@@ -72,6 +74,8 @@ class Fetcher:
         total_timeout: float = settings.TOTAL_TIMEOUT_SECONDS,
         max_bytes: int = settings.MAX_RESPONSE_BYTES,
         max_retry_after: float = settings.MAX_RETRY_AFTER_SECONDS,
+        slots: VantageSlots | None = None,
+        source_address: str | None = None,
     ):
         if interval < settings.MIN_INTERVAL_SECONDS and not allow_loopback:
             raise ConfigError(
@@ -84,14 +88,22 @@ class Fetcher:
         self.timeouts = (connect_timeout, read_timeout, total_timeout)
         self.max_bytes = max_bytes
         self.max_retry_after = max_retry_after
-        self.pacer = HostPacer(interval, self.clock, self._margin)
+        self.pacer = HostPacer(interval, self.clock, self._margin, slots)
         self.guard = AddressGuard(allow_loopback=allow_loopback)
         self.robots = RobotsBook(self)
         # One pool manager for all threads: urllib3's pools are thread-safe,
         # and keep-alive connections are reused per host.
-        self._pool = new_pool()
+        self._pool = new_pool(source_address)
 
     # -- public -------------------------------------------------------------
+
+    def robots_for(self, url: str, outlet_id: str | None = None) -> HostRobots:
+        """Return what the robots.txt of url's host says (fetched, paced and recorded the first time)."""
+        return self.robots.for_url(url, outlet_id)
+
+    def start_line(self, at: float) -> None:
+        """Hold every host's first request until monotonic time `at` (a run's threads start together)."""
+        self.pacer.start_line(at)
 
     def get(self, url: str, *, purpose: str, outlet_id: str | None = None,
             robots: bool = True, max_hops: int = settings.MAX_REDIRECT_HOPS,

@@ -27,6 +27,7 @@ import feedparser
 from lxml import etree
 
 from collector import settings
+from collector.clock import iso_seconds
 from collector.errors import TakedownWatchError
 from collector.urls import same_site
 
@@ -241,12 +242,8 @@ def _struct_to_iso(parsed) -> str | None:
     """Return feedparser's UTC struct_time as ISO-8601 UTC."""
     if not parsed:
         return None
-    return _iso(datetime(*parsed[:6], tzinfo=timezone.utc))
+    return iso_seconds(datetime(*parsed[:6], tzinfo=timezone.utc))
 
-
-def _iso(moment: datetime) -> str:
-    """Return an aware datetime as 'YYYY-MM-DDTHH:MM:SSZ'."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def parse_w3c_date(raw: str | None) -> str | None:
@@ -261,7 +258,7 @@ def parse_w3c_date(raw: str | None) -> str | None:
         return None
     coarse = _YEAR_MONTH.match(text)
     if coarse:
-        return _iso(datetime(int(coarse.group(1)), int(coarse.group(2) or 1), 1, tzinfo=timezone.utc))
+        return iso_seconds(datetime(int(coarse.group(1)), int(coarse.group(2) or 1), 1, tzinfo=timezone.utc))
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -269,7 +266,7 @@ def parse_w3c_date(raw: str | None) -> str | None:
             moment = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError, IndexError):
             return None
-    return _iso(moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc))
+    return iso_seconds(moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc))
 
 
 def _parse_sitemap(data: bytes, url: str) -> ParsedListing:
@@ -390,4 +387,4 @@ def validate_listing(parsed: ParsedListing, homepage: str, run_time: datetime) -
         return "valid", f"undated feed with {len(own)} own-site entries"
     if not dates:
         return "no_recent_articles", f"{len(own)} own-site entries, none dated"
-    return "no_recent_articles", f"newest own-site entry dated {_iso(max(dates))}"
+    return "no_recent_articles", f"newest own-site entry dated {iso_seconds(max(dates))}"

@@ -10,9 +10,10 @@ import email.utils
 import json
 import re
 import unicodedata
-from datetime import datetime, timezone
+from datetime import datetime
 from urllib.parse import urljoin
 
+from collector.clock import iso_seconds
 from collector.parse.htmltext import collapse_space, text_content
 from collector.parse.textnorm import skeleton_text
 
@@ -124,7 +125,7 @@ def to_utc(raw: str | None) -> str | None:
     if moment.tzinfo is None:
         return None
     try:
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return iso_seconds(moment)
     except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset
         return None
 

@@ -1,0 +1,34 @@
+"""Reading back a response record from a WARC file the collector wrote (net/warc.py writes them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from collector import settings
+from collector.errors import TakedownWatchError
+from collector.net.wire import undo_content_encoding
+
+
+class WarcReadError(TakedownWatchError):
+    """A snapshot's HTML could not be read back from its WARC record."""
+
+
+def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tuple[bytes, str | None]:
+    """Return (body with Content-Encoding undone, Content-Type) of the response record at offset."""
+    path = Path(warc_root) / warc_file
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            record = next(iter(ArchiveIterator(handle)))
+            if record.rec_type != "response" or record.http_headers is None:
+                raise WarcReadError(f"{path}:{offset} is a {record.rec_type} record, not a response")
+            headers = {k.lower(): v for k, v in record.http_headers.headers}
+            raw = record.raw_stream.read()
+    except (OSError, StopIteration, ValueError) as exc:
+        raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
+    body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
+    if problem:
+        raise WarcReadError(f"{path}:{offset}: {problem[1]}")
+    return body, headers.get("content-type")
