@@ -34,6 +34,22 @@ def facts(db: Path) -> dict:
     return out
 
 
+def clicks(demo: Demo, f: dict) -> list[tuple[str, str]]:
+    """Return the first three things to look at in Datasette: (path under the server, what it shows).
+
+    Plain table pages with filters, so they work whatever metadata the server is given.
+    """
+    name = demo.db.stem  # Datasette names a database after its file
+    return [
+        (f"/{name}/events?_sort_desc=article_age_hours",
+         "every event, the oldest article's first (the order `review` printed)"),
+        (f"/{name}/snapshots?article_id={f['changed_article']}&_sort=captured_at",
+         "the article that changed most: its capture and every revisit, side by side"),
+        (f"/{name}/checks?article_id={f['gone_article']}&_sort=performed_at",
+         "the checks that recorded an article gone: three absences over six hours"),
+    ]
+
+
 def tour(demo: Demo) -> str:
     """Return the text printed at the end of the demo."""
     f = facts(demo.db)
@@ -42,8 +58,6 @@ def tour(demo: Demo) -> str:
     warcs = sorted(demo.warc.rglob("*.warc.gz"))
     events = ", ".join(f"{n} {kind}" for kind, n in f["events"].items()) or "none"
     db = rel(demo.db)
-    name = demo.db.stem
-    base = f"http://127.0.0.1:{PORT}/{name}"
     lines = [
         "",
         f"Done in {demo.seconds:.0f} s: {f['runs']} collection runs over "
@@ -69,10 +83,6 @@ def tour(demo: Demo) -> str:
         f"  make browse DB={db}",
         "",
         "Then, first:",
-        f"  1. {base}/events_review_order  the events, oldest article first (what `review` printed)",
-        f"  2. {base}/article_snapshots?article_id={f['changed_article']}  the article that changed most:"
-        " its snapshots over time",
-        f"  3. {base}/checks?article_id={f['gone_article']}  the checks that recorded an article gone:"
-        " three absences over six hours",
     ]
+    lines += [f"  {n}. http://127.0.0.1:{PORT}{path}\n     {what}" for n, (path, what) in enumerate(clicks(demo, f), 1)]
     return "\n".join(lines) + "\n"

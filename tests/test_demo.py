@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import sqlite3
@@ -11,7 +12,7 @@ import pytest
 
 from collector.record.folder import verify
 from demo import lifecycle, world
-from demo.tour import tour
+from demo.tour import clicks, facts, tour
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +98,8 @@ def test_the_tour_says_where_things_are_and_what_to_click(demo):
     finished, conn, _printed, text = demo
     db = finished.db.relative_to(finished.out.parent)
     assert f"make browse DB={db}" in text
-    clicks = [line for line in text.splitlines() if line.strip()[:2] in ("1.", "2.", "3.")]
-    assert len(clicks) == 3 and all("http://127.0.0.1:" in line for line in clicks)
+    numbered = [line for line in text.splitlines() if line.strip()[:2] in ("1.", "2.", "3.")]
+    assert len(numbered) == 3 and all(f"http://127.0.0.1:8001/{finished.db.stem}/" in line for line in numbered)
     for path in ("record", "warc", "site/index.html"):
         assert f"{finished.out.name}/{path}" in text
     kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind"))
@@ -109,3 +110,26 @@ def test_every_change_names_an_article_the_first_run_captures():
     """A change picks among articles dated within a day of the first run, so it is captured and revisited."""
     assert {c.kind for c in world.CHANGES} == set(world.SAYS)
     assert all(c.visit >= 1 for c in world.CHANGES)
+
+
+def test_the_three_things_to_click_show_rows_in_datasette(demo):
+    from datasette.app import Datasette
+
+    finished, _conn, _printed, _tour = demo
+    paths = [path for path, _what in clicks(finished, facts(finished.db))]
+
+    async def fetch():
+        datasette = Datasette([str(finished.db)])
+        await datasette.invoke_startup()
+        answers = []
+        for path in paths:
+            table, _, query = path.partition("?")
+            answers.append(await datasette.client.get(f"{table}.json?{query}&_shape=objects"))
+        return answers
+
+    answers = asyncio.run(fetch())
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    events, snapshots, checks = (a.json()["rows"] for a in answers)
+    assert {e["kind"] for e in events} >= {"changed", "gone"}
+    assert len(snapshots) >= 3 and len({s["text"] for s in snapshots}) >= 2  # the changes are there to see
+    assert sum(c["outcome"] == "absent" for c in checks) >= 3
