@@ -8,7 +8,8 @@ Every command gets `--now`, so a day of collection runs takes a few minutes:
     visit 3   T+4:15   run: its follow-up 3 h after
     visit 4   T+7:10   run: the 6-hour checks, and the follow-up that makes three absences over six hours: gone
     visit 5   T+25:15  run: the 24-hour checks (not in the reduced demo)
-    then      export new, export verify, review, evidence (when the command exists), build-site
+    then      export verify (with the evidence command: export sign, timestamp, verify, wacz, and an
+              evidence bundle of the article gone, checked by its own verify.py), review, build-site
 
 T is 26 hours before the demo starts, so every instant in the record is in
 the past. After each run `export new` writes the run's rows to the committed
@@ -18,6 +19,7 @@ record, as the hourly workflow does.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -131,8 +133,7 @@ def run_demo(out: Path, small: bool = False) -> Demo:
                 archive(demo, spn, when + timedelta(minutes=10))
             demo.collector("export", "new", "--db", str(demo.db), "--out", str(demo.record),
                            "--warc-dir", str(demo.warc))
-        last = demo.start + timedelta(hours=visits[-1][0], minutes=10)
-    finish(demo, last)
+        finish(demo, farm, demo.start + timedelta(hours=visits[-1][0], minutes=10))
     demo.seconds = time.monotonic() - began
     return demo
 
@@ -158,25 +159,40 @@ def archive(demo: Demo, spn: FakeSPN, when: datetime) -> None:
                    "--now", iso(when))
 
 
-def finish(demo: Demo, when: datetime) -> None:
+def finish(demo: Demo, farm: Farm, when: datetime) -> None:
     """Verify the record's chain, list the events for review, make an evidence bundle, build the site."""
-    demo.collector("export", "verify", "--out", str(demo.record))
-    demo.collector("review", "--db", str(demo.db))
     if has_command("evidence"):
-        demo.evidence = evidence(demo)
+        demo.evidence = evidence(demo, farm)
+    else:
+        demo.collector("export", "verify", "--out", str(demo.record))
+    demo.collector("review", "--db", str(demo.db))
     demo.collector("build-site", "--db", str(demo.db), "--out", str(demo.site), "--now", iso(when))
 
 
-def evidence(demo: Demo) -> Path | None:
-    """Make an evidence bundle of the first gone event's article (the evidence command, when it exists)."""
-    import sqlite3
+def evidence(demo: Demo, farm: Farm) -> Path:
+    """Sign and timestamp the record (two loopback authorities), verify it whole, and bundle the article gone.
 
+    The evidence command and testing/trust.py land together; the bundle carries
+    its own verify.py, run here as a recipient would run it.
+    """
+    from testing.trust import make_trust
+
+    trust = make_trust(demo.out / "trust", farm)
+    record, db, warc, folder = str(demo.record), str(demo.db), str(demo.warc), str(trust.folder)
+    demo.collector("export", "sign", "--out", record, "--key", str(trust.key), "--trust", folder)
+    demo.collector("export", "timestamp", "--out", record, "--db", db, "--warc-dir", warc, "--min-interval",
+                   INTERVAL, "--trust", folder, "--vantage", "demo-loopback")
+    demo.collector("export", "verify", "--out", record, "--db", db, "--require-timestamps", "--trust", folder)
+    day = min(p.parent for p in demo.warc.rglob("*.warc.gz")).relative_to(demo.warc)
+    demo.collector("export", "wacz", "--day", "-".join(day.parts), "--warc-dir", warc,
+                   "--out", str(demo.out / "wacz"), "--key", str(trust.key))
     conn = sqlite3.connect(f"file:{demo.db}?mode=ro", uri=True)
-    row = conn.execute("SELECT id FROM events WHERE kind = 'gone' ORDER BY id LIMIT 1").fetchone()
+    address = conn.execute("SELECT a.url FROM events e JOIN articles a ON a.id = e.article_id "
+                           "ORDER BY e.kind = 'gone' DESC, e.id LIMIT 1").fetchone()[0]
     conn.close()
-    if row is None:
-        return None
-    target = demo.out / "evidence"
-    demo.collector("evidence", "--db", str(demo.db), "--warc-dir", str(demo.warc), "--event", str(row[0]),
-                   "--out", str(target))
-    return target
+    bundle = demo.out / "evidence"
+    demo.collector("evidence", address, "--out", str(bundle), "--db", db, "--record", record, "--warc-dir", warc,
+                   "--trust", folder)
+    print(f"\n$ (cd {bundle.relative_to(demo.out.parent)} && python3 verify.py)", flush=True)
+    subprocess.run([sys.executable, "-I", "verify.py"], cwd=bundle, check=True)
+    return bundle
