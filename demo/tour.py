@@ -27,6 +27,7 @@ def facts(db: Path) -> dict:
         "events": {row[0]: row[1] for row in conn.execute(
             "SELECT kind || COALESCE(' ' || field, ''), COUNT(*) FROM events GROUP BY 1 ORDER BY 1")},
         "changed_article": one("SELECT article_id FROM events WHERE kind = 'changed' "
+                               "AND field IN ('headline', 'byline', 'text') "
                                "GROUP BY article_id ORDER BY COUNT(*) DESC, article_id LIMIT 1"),
         "gone_article": one("SELECT article_id FROM events WHERE kind = 'gone' ORDER BY id LIMIT 1"),
     }
@@ -44,7 +45,7 @@ def clicks(demo: Demo, f: dict) -> list[tuple[str, str]]:
         (f"/{name}/events?_sort_desc=article_age_hours",
          "every event, the oldest article's first (the order `review` printed)"),
         (f"/{name}/snapshots?article_id={f['changed_article']}&_sort=captured_at",
-         "the article that changed most: its capture and every revisit, side by side"),
+         "an article whose words changed: its capture and every revisit, side by side"),
         (f"/{name}/checks?article_id={f['gone_article']}&_sort=performed_at",
          "the checks that recorded an article gone: three absences over six hours"),
     ]
