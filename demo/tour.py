@@ -10,6 +10,11 @@ from demo.lifecycle import Demo
 PORT = 8001  # Datasette's default
 
 
+def record_files_of(folder: Path) -> list[Path]:
+    """Return the committed record's files (not their signatures or timestamp tokens beside them)."""
+    return sorted(p for p in folder.rglob("*") if p.name.endswith((".jsonl", ".jsonl.bz2")))
+
+
 def facts(db: Path) -> dict:
     """Return the figures the tour quotes, read from the demo's database."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -55,7 +60,7 @@ def tour(demo: Demo) -> str:
     """Return the text printed at the end of the demo."""
     f = facts(demo.db)
     rel = lambda p: p.relative_to(demo.out.parent)  # noqa: E731
-    record_files = sorted(demo.record.rglob("*.jsonl*"))
+    record_files = record_files_of(demo.record)
     warcs = sorted(demo.warc.rglob("*.warc.gz"))
     events = ", ".join(f"{n} {kind}" for kind, n in f["events"].items()) or "none"
     db = rel(demo.db)

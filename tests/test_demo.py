@@ -12,7 +12,7 @@ import pytest
 
 from collector.record.folder import verify
 from demo import lifecycle, world
-from demo.tour import clicks, facts, tour
+from demo.tour import clicks, facts, record_files_of, tour
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_archive_export_and_verification_happen(demo):
     finished, conn, printed, _tour = demo
     archived = conn.execute("SELECT COUNT(*) FROM archive_submissions WHERE status = 'success'").fetchone()[0]
     assert archived > 0
-    files = sorted(finished.record.rglob("*.jsonl*"))
+    files = record_files_of(finished.record)
     assert len(files) == lifecycle.SMALL_VISITS  # one export after each run
     assert verify(finished.record) == len(files)
     assert f"{len(files)} export files, chain intact" in printed
