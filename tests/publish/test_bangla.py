@@ -144,3 +144,14 @@ def test_english_names_on_bangla_pages_are_marked_as_english(site):
     assert '<span class="other-name" lang="en">Daily Paper 1</span>' in outlets
     index = (site / "bn" / "index.html").read_text(encoding="utf-8")
     assert f'lang="en" hreflang="en">{settings.FIGURES_LICENCE}</a>' in index
+
+
+def test_the_registry_names_every_group_and_outlet_in_bangla():
+    """The Bangla pages show these names; an English word in one would be an untranslated label."""
+    from collector.registry import load_registry
+
+    registry = load_registry(Path(__file__).resolve().parents[2] / "data" / "outlets.toml")
+    names = [g.name_bn for g in registry.groups.values()] + [o.name_bn for o in registry.outlets.values()]
+    assert len(names) > 20
+    english = [n for n in names if latin_words(n)]
+    assert not english, english
