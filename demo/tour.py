@@ -34,25 +34,23 @@ def facts(db: Path) -> dict:
         "changed_article": one("SELECT article_id FROM events WHERE kind = 'changed' "
                                "AND field IN ('headline', 'byline', 'text') "
                                "GROUP BY article_id ORDER BY COUNT(*) DESC, article_id LIMIT 1"),
-        "gone_article": one("SELECT article_id FROM events WHERE kind = 'gone' ORDER BY id LIMIT 1"),
+        "gone_capture": one("SELECT s.id FROM snapshots s JOIN events e ON e.article_id = s.article_id "
+                            "WHERE e.kind = 'gone' AND s.purpose = 'capture' ORDER BY e.id, s.id LIMIT 1"),
     }
     conn.close()
     return out
 
 
 def clicks(demo: Demo, f: dict) -> list[tuple[str, str]]:
-    """Return the first three things to look at in Datasette: (path under the server, what it shows).
-
-    Plain table pages with filters, so they work whatever metadata the server is given.
-    """
-    name = demo.db.stem  # Datasette names a database after its file
+    """Return the first three things to look at in Datasette: (path under the server, what it shows)."""
+    name = demo.db.stem  # Datasette names a database after its file; the project's plugin gives it the metadata
     return [
-        (f"/{name}/events?_sort_desc=article_age_hours",
-         "every event, the oldest article's first (the order `review` printed)"),
-        (f"/{name}/snapshots?article_id={f['changed_article']}&_sort=captured_at",
-         "an article whose words changed: its capture and every revisit, side by side"),
-        (f"/{name}/checks?article_id={f['gone_article']}&_sort=performed_at",
-         "the checks that recorded an article gone: three absences over six hours"),
+        (f"/{name}/events_review_order",
+         "the events in review order, oldest article first (what `review` printed); each links to what changed"),
+        (f"/{name}/-/diff?article={f['changed_article']}",
+         "what changed in an article, word by word, as the method compares (an NFC/NFD difference is none)"),
+        (f"/{name}/-/captured/{f['gone_capture']}",
+         "the article later recorded gone, as captured: the HTML as served, from its WARC record, scripts off"),
     ]
 
 
@@ -64,9 +62,13 @@ def tour(demo: Demo) -> str:
     warcs = sorted(demo.warc.rglob("*.warc.gz"))
     events = ", ".join(f"{n} {kind}" for kind, n in f["events"].items()) or "none"
     db = rel(demo.db)
+    spent: dict[str, float] = {}
+    for command, seconds in demo.timings:
+        spent[command] = spent.get(command, 0) + seconds
     lines = [
         "",
-        f"Done in {demo.seconds:.0f} s: {f['runs']} collection runs over "
+        f"Done in {demo.seconds:.0f} s (" + ", ".join(f"{c} {s:.0f} s" for c, s in spent.items()) + "): "
+        f"{f['runs']} collection runs over "
         f"{'a day' if not demo.small else 'seven hours'} of simulated time.",
         f"  {f['articles']} articles captured; {f['checks']} revisits ({f['absent']} found the article absent), "
         f"{f['rechecks']} of them made a new snapshot; {f['requests']} requests, every one in the ledger.",
@@ -85,7 +87,7 @@ def tour(demo: Demo) -> str:
     lines += [
         f"  the public site       {rel(demo.site)}/index.html   (and bn/index.html in Bangla)",
         "",
-        "Browse the record:",
+        "Browse the record (Datasette, with the project's plugins; WARC files are read from beside the database):",
         f"  make browse DB={db}",
         "",
         "Then, first:",
