@@ -77,13 +77,15 @@ def tour(demo: Demo) -> str:
         "",
         "Where everything is:",
         f"  the working database  {db}",
-        f"  the committed record  {rel(demo.record)}/   ({len(record_files)} files, one per export, chained;"
-        " `export verify` checked them)",
+        f"  the committed record  {rel(demo.record)}/   ({len(record_files)} files, one per export, chained"
+        + ("; signed and timestamped by two loopback authorities" if demo.evidence else "")
+        + "; `export verify` checked them)",
         f"  WARC files            {rel(demo.warc)}/   ({len(warcs)} files: every response as received)",
         f"  the registry          {rel(demo.out / 'outlets.toml')}",
     ]
     if demo.evidence is not None:
-        lines.append(f"  an evidence bundle    {rel(demo.evidence)}/   (the article recorded gone)")
+        lines.append(f"  a day as WACZ         {rel(demo.out / 'wacz')}/   (signed; opens in ReplayWeb.page)")
+        lines.append(f"  an evidence bundle    {rel(demo.evidence)}/   (the article recorded gone, with its own verify.py)")
     lines += [
         f"  the public site       {rel(demo.site)}/index.html   (and bn/index.html in Bangla)",
         "",
