@@ -62,7 +62,7 @@ class Lines:
                 handle.flush()
                 os.fsync(handle.fileno())
         self.raw += text
-        self.lines += [json.loads(json.dumps(entry)) for entry in entries]
+        self.lines += [json.loads(encode(entry)) for entry in entries]
 
 
 def encode(entry: dict) -> str:

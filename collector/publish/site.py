@@ -64,7 +64,7 @@ def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module
     static.mkdir(parents=True, exist_ok=True)
     for source in sorted((SITE_DIR / "static").iterdir()):
         written.append(Path(shutil.copyfile(source, static / source.name)))
-    written.append(_write(out / "stats.json", json.dumps(pub, ensure_ascii=False, indent=1) + "\n"))
+    written.append(_write(out / "stats.json", json.dumps(pub, ensure_ascii=False, indent=1, sort_keys=True) + "\n"))
     return written
 
 
