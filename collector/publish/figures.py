@@ -28,7 +28,8 @@ from collector.record.store import Store
 TOTAL_ID = "all-outlets"
 UNGROUPED_ID = "ungrouped"
 TOTAL_NAMES = ("All outlets", "সব সংবাদমাধ্যম")
-UNGROUPED_NAMES = ("Other outlets", "অন্যান্য সংবাদমাধ্যম")
+# The group of outlets the registry puts in none, as the site names it.
+UNGROUPED_NAMES = {"name": "Other outlets", "name_bn": "অন্যান্য সংবাদমাধ্যম"}
 # The counts of a cell, in the order they are shown.
 COUNTS = ("outlets_contributing", "sources_readable", "articles_listed", "articles_queued",
           "articles_captured", "articles_archived", "requests")
@@ -62,8 +63,7 @@ def membership(store: Store) -> list[dict]:
               for r in store.query("SELECT id, name, name_bn FROM outlet_groups ORDER BY id")}
     for row in store.query("SELECT id, name, name_bn, group_id FROM outlets WHERE active = 1 ORDER BY id"):
         if row["group_id"] not in groups:
-            groups.setdefault(UNGROUPED_ID, {"id": UNGROUPED_ID, "name": UNGROUPED_NAMES[0],
-                                             "name_bn": UNGROUPED_NAMES[1], "outlets": []})
+            groups.setdefault(UNGROUPED_ID, {"id": UNGROUPED_ID, **UNGROUPED_NAMES, "outlets": []})
         group = groups[row["group_id"] if row["group_id"] in groups else UNGROUPED_ID]
         group["outlets"].append({"id": row["id"], "name": row["name"], "name_bn": row["name_bn"]})
     return [g for g in groups.values() if g["outlets"]]

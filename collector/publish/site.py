@@ -22,7 +22,7 @@ from collector import settings as default_settings
 from collector.publish import texts
 from collector.clock import parse_instant
 from collector.publish.charts import line_chart
-from collector.publish.figures import MEDIAN, TOTAL_ID
+from collector.publish.figures import MEDIAN, RATES as RATE_DEFINITIONS, TOTAL_ID, UNGROUPED_NAMES
 from collector.publish.history import History
 from collector.publish.release import release
 from collector.publish.view import ALL, publication
@@ -34,7 +34,7 @@ LANGS = ("en", "bn")
 SUMMARY_COLUMNS = ["outlets_monitored", "outlets_contributing", "sources_readable", "articles_listed",
                    "articles_queued", "articles_captured", "capture_rate", "articles_archived",
                    "archive_rate", MEDIAN]
-RATES = ("capture_rate", "archive_rate")
+RATES = tuple(measure for measure, _top, _bottom in RATE_DEFINITIONS)
 
 
 def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module=default_settings,
@@ -273,7 +273,7 @@ def _outlets(store: Store) -> list[dict]:
     """Return the monitored outlets' names by group: names and groups only, nothing else."""
     groups = {r["id"]: {"name": r["name"], "name_bn": r["name_bn"], "outlets": []}
               for r in store.query("SELECT id, name, name_bn FROM outlet_groups ORDER BY name")}
-    other = {"name": "Other outlets", "name_bn": "অন্যান্য সংবাদমাধ্যম", "outlets": []}
+    other = {**UNGROUPED_NAMES, "outlets": []}
     for row in store.query("SELECT name, name_bn, group_id FROM outlets WHERE active = 1 ORDER BY name"):
         groups.get(row["group_id"], other)["outlets"].append({"name": row["name"], "name_bn": row["name_bn"]})
     listed = [g for g in groups.values() if g["outlets"]]

@@ -494,3 +494,16 @@ def test_repeated_entries_rebuild_as_the_listing_had_them_and_a_bad_range_is_ref
     second.write_bytes(fileformat.file_bytes(text, second))
     with pytest.raises(fileformat.ExportError, match="repeats entries listing 1 lacks"):
         rebuilding.rebuild(record, tmp_path / "bad.db")
+
+
+def test_export_new_takes_the_time_from_now(small, tmp_path):
+    """`export new --now` files the export under that day and writes that time in its header."""
+    store, _article_id, record = small
+    store.close()
+    db = str(tmp_path / "small.db")
+    result = CliRunner().invoke(export_command, ["new", "--db", db, "--out", str(record),
+                                                 "--now", "2027-03-04T05:06:07Z"])
+    assert result.exit_code == 0, result.output
+    (path,) = folder.batches(record)
+    assert path.relative_to(record).as_posix().startswith("2027/03/04/")
+    assert fileformat.read_header(path)["written_at"] == "2027-03-04T05:06:07Z"
