@@ -19,8 +19,14 @@ group in one period (`main`), or a month's requests by result for one group
   narrow, another unit of the new periods is withheld: the cheapest, in an
   order fixed by the registry alone (the same group in the other new period
   first, then other groups from the fewest members up, by id, the total last),
-  that makes the range hold; if none does alone, the one that narrows the
-  shortfall most; if none helps, every unit of the new periods. Values never
+  that makes the range hold (a group's month before its weeks); if none does
+  alone, the one that narrows the shortfall most; then, the same way, a pair of
+  one unit of the same period and one of the same group (a count given away
+  both across groups and across its month), then the three other corners of a
+  rectangle of groups and periods (the hypercube method's pattern); then a
+  group's units in every new period at once; if none helps, every unit of the
+  new periods. Units a
+  later choice made unnecessary are published again, largest groups first. Values never
   order the candidates, so a tie cannot be broken one way in one build and
   another way in the next; and a period is decided once, when it is
   published, and never again.
@@ -163,18 +169,30 @@ class Protector:
     def _choose(self, failing: tuple, withheld: set) -> set:
         """Return the units to withhold next for the failing count."""
         before = self.shortfall(failing)
-        best, best_gain = None, 0.0
-        for unit in self.candidates(failing, withheld):
-            trial = self._with(unit, withheld)
-            self.apply(trial)
-            after = self.shortfall(failing)
-            if after == 0:
-                return trial - withheld
-            if before - after > best_gain:
-                best, best_gain = trial - withheld, before - after
-        if best is not None:
-            return best
-        # No single unit helps: a group's units in every new period at once, the total last.
+        candidates = self.candidates(failing, withheld)
+        # A count can be given away twice, across groups and across its month: one unit of the
+        # same period and one of the same group may be needed together.
+        across = [u for u in candidates if u[1] == failing[1]]
+        along = [u for u in candidates if u[0] == failing[0] and u[1] != failing[1]]
+        # ...or, as the hypercube method of tau-argus does, the corners of a rectangle: another group in
+        # the same period, the same group in another period, and that group in that period.
+        open_units = set(candidates)
+        corners = [[a, b, (a[0], b[1], a[2])] for a in across for b in along if (a[0], b[1], a[2]) in open_units]
+        for trials in ([[u] for u in candidates], [[a, b] for a in across for b in along], corners):
+            best, best_gain = None, 0.0
+            for units in trials:
+                trial = withheld
+                for unit in units:
+                    trial = self._with(unit, trial)
+                self.apply(trial)
+                after = self.shortfall(failing)
+                if after == 0:
+                    return trial - withheld
+                if before - after > best_gain:
+                    best, best_gain = trial - withheld, before - after
+            if best is not None:
+                return best
+        # Still nothing: a group's units in every new period at once, the total last.
         for group in sorted({u[0] for u in self.new_units}, key=lambda g: (g == TOTAL_ID, self.members[g], g)):
             trial = withheld | {u for u in self.new_units if u[0] == group}
             self.apply(trial)
@@ -200,6 +218,7 @@ class Protector:
             rank = (0 if group == group0 and period != period0 else
                     1 if not total and period == period0 else
                     2 if not total else 3 if period == period0 else 4)
-            return (rank, kind != kind0, self.members.get(group, 0), group, self.starts[period], kind)
+            # Among a group's own new periods its month comes first: one cell instead of a week and its partners.
+            return (rank, kind != kind0, "-W" in period, self.members.get(group, 0), group, self.starts[period], kind)
 
         return sorted(units, key=cost)

@@ -116,3 +116,26 @@ def test_a_failing_audit_publishes_nothing_and_says_why_without_naming_a_group(s
     for name in ("pair", "trio", "big", "p1", "t1"):
         assert name not in summary
     assert str(settings.MIN_OUTLETS_PER_FIGURE) not in summary.split("disclosure audit failed")[0]
+
+
+def test_a_median_is_published_only_where_every_cell_it_is_computed_from_is(store):
+    r = _record(store, {"g": ["g1", "g2", "g3", "g4"], "h": ["h1", "h2", "h3", "h4"], "k": ["k1", "k2", "k3"]},
+                weeks=0)
+    populate(r, {"g": ["g1"], "h": ["h1", "h2", "h3", "h4"], "k": ["k1", "k2", "k3"]}, weeks=4)
+    w45 = NOW - timedelta(days=24, hours=12)
+    for week in (0, 2, 3):  # g2-g4 capture nothing in W46: g is withheld by the group rule that week
+        for outlet in ("g2", "g3", "g4"):
+            r.article(outlet, w45 + timedelta(days=7 * week, hours=9))
+    published, _ = _lines(store)
+    median = "median_delay_minutes"
+    assert published["2026-W46"]["figures"]["g"][median] == WITHHELD
+    assert published["2026-W46"]["figures"]["h"][median] == 60.0  # an hour from listing to capture
+    shown = [p for p in PERIODS[:4] if not _withheld(published[p], "g")]
+    assert shown and all(published[p]["figures"]["g"][median] == 60.0 for p in shown)
+    month = published["2026-11"]["figures"]
+    assert month["h"][median] == 60.0
+    assert month["g"][median] == WITHHELD  # it would mix in the withheld week
+    assert month["all-outlets"][median] == WITHHELD
+    for period in PERIODS[:4]:  # the total's median only where every group's week is shown
+        every = all(not _withheld(published[period], group) for group in ("g", "h", "k", "all-outlets"))
+        assert (published[period]["figures"]["all-outlets"][median] == 60.0) == every
