@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,8 +99,12 @@ def main() -> int:
         collector("archive", *common, "--base-url", spn.base, "--min-interval", INTERVAL, "--poll-seconds", "0.2",
                   "--per-minute", "600", "--limit", "120",
                   env={"IA_ACCESS_KEY": "demo", "IA_SECRET_KEY": "demo-secret"})
-    collector("stats", "--db", str(OUT / "demo.db"))
-    collector("build-site", "--db", str(OUT / "demo.db"), "--out", str(OUT / "site"))
+    # Figures are published for closed weeks only: publish as the workflow will once this week has closed.
+    history = ["--published", str(OUT / "published")]
+    collector("publish", "--db", str(OUT / "demo.db"), "--now", (now + timedelta(days=8)).isoformat(),
+              *history, "--decisions", str(OUT / "disclosure"))
+    collector("stats", "--db", str(OUT / "demo.db"), *history)
+    collector("build-site", "--db", str(OUT / "demo.db"), "--out", str(OUT / "site"), *history)
     warcs = sorted((OUT / "warc").rglob("*.warc.gz"))
     print(f"\nDone in {time.monotonic() - started:.0f} s. Everything is under {OUT.relative_to(ROOT)}/:")
     print(f"  the record     {OUT.relative_to(ROOT)}/demo.db   (make browse DB={OUT.relative_to(ROOT)}/demo.db)")
