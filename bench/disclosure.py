@@ -82,8 +82,12 @@ def main() -> None:
         result = audit_history(history)
         audit_seconds = time.perf_counter() - started
         cells = [(line["period"], g) for line in history.published.lines for g in line["figures"]]
-        withheld = [c for c, line in zip(cells, [l for l in history.published.lines for _ in l["figures"]])
-                    if line["figures"][c[1]]["articles_captured"] == WITHHELD]
+        withheld = [(line["period"], g) for line in history.published.lines for g, f in line["figures"].items()
+                    if f["articles_captured"] == WITHHELD]
+        for line in history.published.lines:
+            hidden = [g for p, g in withheld if p == line["period"]]
+            if hidden:
+                print(f"  {line['period']}: withheld {', '.join(hidden)}")
         print(f"releases: {len(seconds)}, slowest {max(seconds):.1f} s, mean {sum(seconds) / len(seconds):.1f} s")
         print(f"audit of the whole history: {result.counts_checked} protected counts in {result.months} months, "
               f"{audit_seconds:.1f} s, {'passed' if result.passed else 'FAILED'}")

@@ -37,19 +37,29 @@ def publish(db, warc_dir, outlets, now, vantage, published, decisions, summary_f
     Example:
         python -m collector publish --summary "$GITHUB_STEP_SUMMARY"
     """
+    from collector.errors import TakedownWatchError
     from collector.publish.history import History
     from collector.publish.release import release
 
     if not Path(db).exists():
         raise click.BadParameter(f"no database at {db} (run `python -m collector run` first)", param_hint="--db")
     store = open_store(db)
-    history = History.open(published, decisions)
-    outcome = release(store, make_clock(now).now(), history)
-    store.close()
+    try:
+        outcome = release(store, make_clock(now).now(), History.open(published, decisions))
+    except TakedownWatchError as exc:  # an edited history, a contradiction: still said in the summary
+        _summarise(summary_file, f"Nothing new was published: {exc}")
+        raise
+    finally:
+        store.close()
     click.echo(outcome.summary())
+    _summarise(summary_file, outcome.summary())
+
+
+def _summarise(summary_file: str | None, text: str) -> None:
+    """Append the release's outcome to a Markdown job summary, when one was asked for."""
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
-            handle.write(f"## Published figures\n\n{outcome.summary()}\n")
+            handle.write(f"## Published figures\n\n{text}\n")
 
 
 @click.command()

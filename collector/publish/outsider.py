@@ -32,6 +32,7 @@ import highspy
 import numpy as np
 
 from collector import settings
+from collector.errors import TakedownWatchError
 from collector.publish.cells import ADDITIVE
 
 INF = highspy.kHighsInf
@@ -43,7 +44,7 @@ BINARY = ("outlets_contributing", "sources_readable")
 SOLVE_SECONDS = 20.0  # a bound not proved optimal in this time is reported as not proved
 
 
-class ModelError(Exception):
+class ModelError(TakedownWatchError):
     """The model of a month is inconsistent with the figures given to it: a bug, never a disclosure."""
 
 

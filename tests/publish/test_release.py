@@ -121,7 +121,7 @@ def test_the_two_files_must_list_the_same_periods(store, record, tmp_path):
 
 
 def test_publish_audit_and_build_site_from_the_command_line(store, record, tmp_path):
-    db = store.path if hasattr(store, "path") else tmp_path / "record.db"
+    db = store.path
     store.checkpoint()
     common = ["--published", str(tmp_path / "pub"), "--decisions", str(tmp_path / "dec")]
     summary = tmp_path / "summary.md"
@@ -141,3 +141,15 @@ def test_publish_audit_and_build_site_from_the_command_line(store, record, tmp_p
     done = subprocess.run(run + ["stats", "--published", str(tmp_path / "pub")], capture_output=True, text=True,
                           timeout=300)
     assert "== 2026-11 ==" in done.stdout and "== 2026-W48 ==" in done.stdout
+
+
+def test_a_release_that_cannot_run_says_so_in_the_job_summary(store, record, tmp_path):
+    common = ["--published", str(tmp_path / "pub"), "--decisions", str(tmp_path / "dec")]
+    (tmp_path / "pub").mkdir()
+    (tmp_path / "pub" / "history.jsonl").write_text('{"period": "2026-W45"', encoding="utf-8")  # a cut line
+    summary = tmp_path / "summary.md"
+    done = subprocess.run([sys.executable, "-m", "collector", "publish", "--db", store.path, "--now",
+                           LATER.isoformat(), "--summary", str(summary)] + common,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "partial line" in done.stderr
+    assert "Nothing new was published" in summary.read_text(encoding="utf-8")
