@@ -114,7 +114,7 @@ class Fetcher:
                             max_hops=max_hops, headers=headers, attempts=attempts, timeouts=timeouts)
 
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
-                robots: bool = True, data: Mapping[str, str] | None = None,
+                robots: bool = True, data: Mapping[str, str] | bytes | None = None,
                 headers: Mapping[str, str] | None = None,
                 max_hops: int = settings.MAX_REDIRECT_HOPS,
                 attempts: int | None = None,
@@ -187,10 +187,13 @@ class Fetcher:
         chain: list[int] = []
         limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
         for attempt in range(1, limit + 1):
-            exchange = self._paced_send(method, url, data, headers, timeouts or self.timeouts)
+            # In the ledger before it is sent: a kill from here on leaves an intent to close.
+            intent = self.ledger.intend(method, url, purpose=purpose, outlet_id=outlet_id,
+                                        attempt=attempt, redirected_from=previous)
+            exchange = self._paced_send(method, url, data, headers, timeouts or self.timeouts, intent)
             self.pacer.give_way()  # the ledger row can wait for a request due on the wire
             row = self.ledger.record(exchange, purpose=purpose, outlet_id=outlet_id,
-                                     attempt=attempt, redirected_from=previous)
+                                     attempt=attempt, redirected_from=previous, intent=intent)
             chain.append(row)
             wait = self._retry_wait(exchange, attempt, limit)
             if wait is None:
@@ -225,11 +228,12 @@ class Fetcher:
         return tuple(min(own, max(asked, 0.001)) for own, asked in zip(self.timeouts, timeouts))
 
     def _paced_send(self, method: str, url: str, data, headers,
-                    timeouts: tuple[float, float, float] | None = None) -> Exchange:
+                    timeouts: tuple[float, float, float] | None = None,
+                    intent: int | None = None) -> Exchange:
         host = urlsplit(url).netloc.lower()
         with self.pacer.acquire(host) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
                              timeouts=timeouts or self.timeouts, max_bytes=self.max_bytes,
-                             clock=self.clock, warc=self.ledger.warc, turn=turn)
+                             clock=self.clock, warc=self.ledger.warc_for(intent), turn=turn)

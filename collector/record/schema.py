@@ -9,6 +9,7 @@ kept apart and may change.
 from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
+from collector.record.ledger_schema import V9
 from collector.record.views import FIRST_SHOWING, V4, V5, snapshots_insert_trigger
 
 # Tables whose rows are observations: never updated, never deleted.
@@ -26,6 +27,8 @@ APPEND_ONLY_TABLES = (
     "events",
     "run_finishes",
     "vantage_differences",
+    "request_intents",
+    "operator_actions",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -381,4 +384,4 @@ INSERT INTO snapshots_fts (rowid, headline, text)
      WHERE {FIRST_SHOWING} ORDER BY r.id;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9)
