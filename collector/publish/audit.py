@@ -50,7 +50,7 @@ class AuditResult:
         """Return the verdict in words safe for a public log: no group, no value."""
         if self.passed:
             return (f"disclosure audit passed: {self.counts_checked} withheld counts in {self.months} "
-                    "months each stay within no narrower than their protection range")
+                    "months, none narrower than its protection range")
         by_period = Counter((f.period, f.measure) for f in self.findings)
         parts = ", ".join(f"{n} of {measure.replace('_', ' ')} in {period}"
                           for (period, measure), n in sorted(by_period.items()))
