@@ -54,6 +54,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
 	-$(PY) bench/shards.py
+	-$(PY) bench/disclosure.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

@@ -77,6 +77,20 @@ GONE_MIN_SPAN_HOURS = 6
 MIN_OUTLETS_PER_FIGURE = 3
 # A count one outlet makes more than this share of is about that outlet: the (1, k%) dominance rule.
 DOMINANCE_SHARE = 0.85
+# Hours after a week ends before it is published (and frozen): the archive job has had a
+# day to confirm the week's last captures, and a collection job that ran late has landed.
+PUBLISH_AFTER_HOURS = 24
+# Protection ranges of a withheld count (articles or requests): whatever the published history
+# allows, an outsider must not narrow it to less than this share of its value on either side
+# (a fifth: a group of two's weekly count cannot be told from one 20% larger or smaller)...
+PROTECT_SHARE = 0.2
+# ...nor to fewer than this many articles or requests either side: small counts stay vague too.
+PROTECT_MIN_COUNT = 3
+# Where the published history lives (append-only; the site and the audit read only this) and
+# where the private side of each decision is kept (true counts and protection ranges of the
+# withheld cells: never published, committed beside the record in the private repository).
+PUBLISHED_DIR = "data/published"
+DECISIONS_DIR = "data/disclosure"
 
 # Every page of the site says under what licence the published figures may be
 # reused and where to write. The figures are group-level counts and rates

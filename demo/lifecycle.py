@@ -9,7 +9,8 @@ Every command gets `--now`, so a day of collection runs takes a few minutes:
     visit 4   T+7:10   run: the 6-hour checks, and the follow-up that makes three absences over six hours: gone
     visit 5   T+25:15  run: the 24-hour checks (not in the reduced demo)
     then      export verify (with the evidence command: export sign, timestamp, verify, wacz, and an
-              evidence bundle of the article gone, checked by its own verify.py), review, build-site
+              evidence bundle of the article gone, checked by its own verify.py), review,
+              publish (as a week and a day later, when the demo's weeks have closed), build-site from the published history
 
 T is 26 hours before the demo starts, so every instant in the record is in
 the past. After each run `export new` writes the run's rows to the committed
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from collector import settings
 from collector.clock import iso
 from demo.world import TROUBLE, World
 from testing.fake_spn import FakeSPN
@@ -43,6 +45,9 @@ VISITS = (  # hours after the first run, and what the run shows
     (25 + 15 / 60, "the 24-hour checks"),
 )
 SMALL_VISITS = 5  # the reduced demo stops after the visit that records the gone
+# The demo's day lies in at most two ISO weeks; the later one ends within 7 days and is published
+# PUBLISH_AFTER_HOURS after it ends: that long after, every week of the demo is closed and published.
+PUBLISH_LATER = timedelta(days=7, hours=settings.PUBLISH_AFTER_HOURS)
 
 
 @dataclass
@@ -72,6 +77,10 @@ class Demo:
     @property
     def site(self) -> Path:
         return self.out / "site"
+
+    @property
+    def published(self) -> Path:
+        return self.out / "published"
 
     def collector(self, *args: str, env: dict[str, str] | None = None) -> str:
         """Return what `python -m collector ARGS` printed, after showing the command and its output.
@@ -171,7 +180,12 @@ def finish(demo: Demo, farm: Farm, when: datetime) -> None:
     else:
         demo.collector("export", "verify", "--out", str(demo.record))
     demo.collector("review", "--db", str(demo.db))
-    demo.collector("build-site", "--db", str(demo.db), "--out", str(demo.site), "--now", iso(when))
+    # Figures are published for closed weeks only (a day after a week ends): publish as the hourly
+    # workflow will once the demo's weeks have closed, then build the site from that history.
+    history = ["--published", str(demo.published)]
+    demo.collector("publish", "--db", str(demo.db), "--now", iso(when + PUBLISH_LATER), *history,
+                   "--decisions", str(demo.out / "disclosure"))
+    demo.collector("build-site", "--db", str(demo.db), "--out", str(demo.site), "--now", iso(when), *history)
 
 
 def evidence(demo: Demo, farm: Farm) -> Path:

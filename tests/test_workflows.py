@@ -181,6 +181,22 @@ def test_pages_builds_after_collection_and_deploys_with_pages_permissions_only()
     assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])
 
 
+def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed():
+    pages = load(WORKFLOWS / "pages.yml")
+    publish, build = pages["jobs"]["publish"], pages["jobs"]["build"]
+    assert publish["permissions"] == {"contents": "write"} and build["needs"] == "publish"
+    text = [s.get("run", "") for s in publish["steps"]]
+    release = next(i for i, t in enumerate(text) if "python -m collector publish" in t)
+    push = next(i for i, t in enumerate(text) if "commit_published.sh" in t)
+    assert release < push and '--summary "$GITHUB_STEP_SUMMARY"' in text[release]
+    assert publish["outputs"]["sha"] == "${{ steps.commit.outputs.sha }}"
+    checkout = build["steps"][0]
+    assert checkout["with"] == {"ref": "${{ needs.publish.outputs.sha }}", "persist-credentials": False}
+    text = [s.get("run", "") for s in build["steps"]]
+    audit = next(i for i, t in enumerate(text) if t == "python -m collector audit")
+    assert audit < next(i for i, t in enumerate(text) if "build-site" in t)
+
+
 def test_tests_run_on_push_and_pull_request():
     test = load(WORKFLOWS / "test.yml")
     assert {"push", "pull_request"} <= set(test["on"])
@@ -283,6 +299,45 @@ def test_commit_record_never_pushes_a_forked_record(tmp_path, origin):
     done = _commit_record(job, "record: job 2")
     assert done.returncode != 0 and "sequence" in done.stderr
     assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "record: other 2"
+
+
+def _commit_published(clone: Path, message: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable, GITHUB_OUTPUT=str(clone / "out"),
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run(["bash", str(SCRIPTS / "commit_published.sh"), message], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _append_lines(clone: Path, *periods: str) -> None:
+    for folder, name in (("data/published", "history.jsonl"), ("data/disclosure", "decisions.jsonl")):
+        path = clone / folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            for period in periods:
+                handle.write(json.dumps({"period": period}) + "\n")
+
+
+def test_commit_published_pushes_appended_periods_and_names_the_commit(tmp_path, origin):
+    job = _clone(origin, tmp_path / "job")
+    _append_lines(job, "2026-W45")
+    done = _commit_published(job, "published: W45")
+    assert done.returncode == 0, done.stderr
+    assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "published: W45"
+    sha = git(origin, "rev-parse", "main").strip()
+    assert (job / "out").read_text() == f"sha={sha}\n"
+    again = _commit_published(job, "published: nothing")
+    assert again.returncode == 0 and "unchanged" in again.stdout
+
+
+def test_commit_published_never_pushes_a_rewritten_period(tmp_path, origin):
+    job = _clone(origin, tmp_path / "job")
+    _append_lines(job, "2026-W45")
+    assert _commit_published(job, "published: W45").returncode == 0
+    path = job / "data/published/history.jsonl"
+    path.write_text(path.read_text().replace("W45", "W44") + json.dumps({"period": "2026-W46"}) + "\n")
+    done = _commit_published(job, "published: W46")
+    assert done.returncode != 0 and "rewritten history" in done.stderr
+    assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "published: W45"
 
 
 def test_publish_warc_uploads_each_file_to_its_days_release_once(tmp_path):
@@ -405,6 +460,12 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
         if name == "pages.yml":
             assert "actions/cache/save" not in uses  # reads the record, never saves a database
+            for job in workflow["jobs"].values():  # each job that reads the database levels it first
+                job_uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
+                job_text = [s.get("run", "") for s in job["steps"]]
+                if "actions/cache/restore" in job_uses:
+                    assert job_uses.index("actions/cache/restore") < next(
+                        i for i, t in enumerate(job_text) if "level_database.sh" in t)
             continue
         save = uses.index("actions/cache/save")
         push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)

@@ -128,7 +128,7 @@ def line_chart(names: list[str], series: list[list[float | None]], x_labels: lis
                                 _path(values_of, inner, lambda v: y(v) - chart.plot_top), points))
     chart.y_ticks = [(y(t), y_label(t)) for t in ticks]
     step = max(1, -(-count // MAX_PERIOD_LABELS))
-    shown = list(range(count - 1, -1, -step))[::-1]  # always label the latest period
+    shown = list(range(len(x_labels) - 1, -1, -step))[::-1]  # always label the latest period; none before the first
     chart.x_ticks = [(x(i), x_labels[i]) for i in shown]
     return chart
 

@@ -11,10 +11,14 @@ import pytest
 
 from collector import settings
 from collector.publish import texts
+from collector.publish.periods import week_start
 from collector.publish.site import build_site
 from testing.synthetic import NOW, SyntheticRecord, populate
 from tests.publish.result_names import result_names
 
+# Figures are published for closed weeks only: build when NOW's week (2026-W48) has closed and been
+# published, and with it November (the weeks W45-W48, whose Thursdays fall in it), where results are counted.
+PUBLISHED = week_start(NOW) + timedelta(days=7, hours=settings.PUBLISH_AFTER_HOURS)
 GROUPS = {"national": ["kq7-outlet", "zx3-outlet", "mw9-outlet", "rv2-outlet"],
           "online": ["bt5-outlet", "hy8-outlet", "jn4-outlet"]}
 NAMES_BN = {"national": "জাতীয় দৈনিক", "online": "অনলাইন পোর্টাল"}
@@ -83,7 +87,7 @@ def site(store, tmp_path) -> Path:
         for k, outlet in enumerate(outlets):
             r.request(outlet, NOW - timedelta(days=2, minutes=n * 10 + k), result)
     r.finish_run(NOW)
-    build_site(store, tmp_path / "site", NOW, settings)
+    build_site(store, tmp_path / "site", PUBLISHED, settings)
     return tmp_path / "site"
 
 
@@ -126,7 +130,7 @@ def test_no_result_name_reaches_a_bangla_page(site):
 
 def test_the_check_finds_a_result_name_that_leaks(site, store, tmp_path, monkeypatch):
     monkeypatch.setattr(texts, "result_label", lambda result, lang: result)
-    build_site(store, tmp_path / "leaky", NOW, settings)
+    build_site(store, tmp_path / "leaky", PUBLISHED, settings)
     shown = raw_names(visible_text((tmp_path / "leaky" / "bn" / "index.html").read_text(encoding="utf-8")),
                       result_names())
     assert {"robots_unreachable", "blocked_address", "too_large"} <= shown

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 
 from collector import settings
 from collector.publish import charts
+from collector.publish.periods import week_start
 from collector.publish.site import build_site
 from testing.synthetic import NOW, SyntheticRecord, populate
+
+# Figures are published for closed weeks only: build when NOW's week (2026-W48) has closed and been published.
+PUBLISHED = week_start(NOW) + timedelta(days=7, hours=settings.PUBLISH_AFTER_HOURS)
 
 ROUND = {1, 2, 5}
 
@@ -74,7 +79,7 @@ def built(store, tmp_path):
                 r.outlet(outlet, group)
         populate(r, groups, weeks=weeks)
         r.finish_run(NOW)
-        build_site(store, tmp_path / "site", NOW, settings)
+        build_site(store, tmp_path / "site", PUBLISHED, settings)
         return (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
 
     return build
