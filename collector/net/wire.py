@@ -84,6 +84,11 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,
                             retries=False, preload_content=False, decode_content=False,
                             timeout=urllib3.Timeout(connect=timeouts[0], read=timeouts[1]))
+    except urllib3.exceptions.NewConnectionError as exc:
+        # Caught first: urllib3 2.x makes it a subclass of ConnectTimeoutError
+        # (urllib3/exceptions.py), but a refused or unreachable connection is
+        # no timeout; requests' adapter makes the same exception (adapters.py).
+        return _failed(method, url, *started_at(), clock, "connection_error", exc)
     except urllib3.exceptions.TimeoutError as exc:
         return _failed(method, url, *started_at(), clock, "timeout", exc)
     except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:

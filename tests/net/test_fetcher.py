@@ -342,3 +342,21 @@ def test_user_agent_identifies_us(farm, make_ctx):
     agents = {s.headers.get("User-Agent") for s in host.seen}
     assert agents == {settings.USER_AGENT}
     assert "TakedownWatch" in settings.USER_AGENT and "activaterights.org" in settings.USER_AGENT
+
+
+# -- failures classified as urllib3 raises them ------------------------------------
+
+def test_a_refused_connection_is_a_connection_error_not_a_timeout(make_ctx):
+    # urllib3 2.x raises NewConnectionError for ECONNREFUSED, and NewConnectionError
+    # subclasses ConnectTimeoutError (urllib3/exceptions.py; requests' adapter
+    # checks for it before calling anything a ConnectTimeout, requests/adapters.py).
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ctx = make_ctx()
+    response = ctx.fetcher.get(f"http://127.0.0.1:{port}/p", purpose="test", robots=False)
+    assert response.result == "connection_error"
+    assert "NewConnectionError" in response.detail
+    assert [r["result"] for r in rows(ctx)] == ["connection_error"] * settings.MAX_ATTEMPTS
