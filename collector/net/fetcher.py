@@ -23,6 +23,10 @@ from collector.net.wire import Exchange, new_pool, send_once
 
 RETRYABLE = ("server_error", "timeout", "connection_error")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+# Headers that carry credentials: never sent on past a redirect to another
+# origin (urllib3's Retry.DEFAULT_REMOVE_HEADERS_ON_REDIRECT holds the same three).
+CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class ConfigError(TakedownWatchError):
@@ -131,7 +135,10 @@ class Fetcher:
                 self.pacer.give_way()  # the caller's work on the answer can wait too
                 return response
             previous = response.request_id
-            current = urljoin(current, location.strip())
+            following = urljoin(current, location.strip())
+            if headers and strips_credentials(current, following):
+                headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
+            current = following
             if method == "POST" and response.status in (301, 302, 303):
                 method, data = "GET", None
         row = self.ledger.refused(method, current, purpose, outlet_id, previous,
@@ -208,3 +215,26 @@ class Fetcher:
             return send_once(self._pool, method, url, data=data, headers=headers,
                              timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
                              warc=self.ledger.warc, turn=turn)
+
+
+def strips_credentials(old_url: str, new_url: str) -> bool:
+    """Return True when a redirect from old_url to new_url leaves the origin its credentials belong to.
+
+    The rule of requests' SessionRedirectMixin.should_strip_auth (requests
+    2.34, sessions.py): another host name, or another scheme or port, except
+    the upgrade from http on its default port to https on its own.
+    """
+    old, new = urlsplit(old_url), urlsplit(new_url)
+    try:
+        old_port, new_port = old.port, new.port
+    except ValueError:
+        return True
+    if old.hostname != new.hostname:
+        return True
+    if (old.scheme == "http" and old_port in (80, None)
+            and new.scheme == "https" and new_port in (443, None)):
+        return False
+    if old.scheme == new.scheme:
+        default = _DEFAULT_PORTS.get(old.scheme)
+        return (old_port or default) != (new_port or default)
+    return True

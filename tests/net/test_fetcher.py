@@ -360,3 +360,45 @@ def test_a_refused_connection_is_a_connection_error_not_a_timeout(make_ctx):
     assert response.result == "connection_error"
     assert "NewConnectionError" in response.detail
     assert [r["result"] for r in rows(ctx)] == ["connection_error"] * settings.MAX_ATTEMPTS
+
+
+# -- credentials stay with their origin ---------------------------------------------
+
+SECRETS = {"Authorization": "LOW key:secret", "Cookie": "session=1", "Proxy-Authorization": "Basic eA=="}
+
+
+def test_credentials_are_dropped_on_a_redirect_to_another_host_and_kept_on_the_same(farm, make_ctx):
+    elsewhere = farm.add({"/robots.txt": Reply(404), "/landing": PAGE})
+    archive = farm.add({"/robots.txt": Reply(404), "/save": redirect("/status"),
+                        "/status": redirect(elsewhere.url("/landing")), })
+    ctx = make_ctx()
+    response = ctx.fetcher.request("POST", archive.url("/save"), purpose="archive", robots=False,
+                                   data={"url": "x"}, headers=SECRETS)
+    assert response.ok
+    same_host = [s.headers for s in archive.seen if s.path in ("/save", "/status")]
+    assert all(h.get("Authorization") == "LOW key:secret" and h.get("Cookie") for h in same_host)
+    landing = [s.headers for s in elsewhere.seen if s.path == "/landing"][0]
+    assert not {k.lower() for k in landing} & {"authorization", "cookie", "proxy-authorization"}
+
+
+@pytest.mark.parametrize("old, new", [
+    # The cases of requests' own tests of should_strip_auth (tests/test_requests.py).
+    ("http://example.com/foo", "http://another.example.com/"),
+    ("http://example.com/foo", "https://example.com/bar"),
+    ("http://example.com:80/foo", "https://example.com/bar"),
+    ("http://example.com/foo", "https://example.com:443/bar"),
+    ("https://example.com/foo", "http://example.com/bar"),
+    ("http://example.com:8080/foo", "https://example.com/bar"),
+    ("http://example.com/foo", "https://example.com:8443/bar"),
+    ("https://example.com:443/foo", "https://example.com/bar"),
+    ("http://example.com:80/foo", "http://example.com/bar"),
+    ("https://example.com/foo", "https://example.com:8443/bar"),
+    ("http://example.com/foo", "http://example.com:8000/bar"),
+    ("https://web.archive.org/save", "https://web.archive.org/web/2026/x"),
+])
+def test_the_origin_rule_is_requests_own(old, new):
+    import requests
+
+    from collector.net.fetcher import strips_credentials
+
+    assert strips_credentials(old, new) == requests.Session().should_strip_auth(old, new)
