@@ -115,6 +115,9 @@ def test_reduced_interval_refused_for_non_loopback():
     (Reply(403), "ok", True),
     (Reply(500), "robots_unreachable", False),
     (Reply(503), "robots_unreachable", False),
+    # Our one departure from RFC 9309 2.3.1.3 (a 4xx MAY mean no rules): a 429
+    # is a server asking us to slow down, unreachable as Google reads it.
+    (Reply(429), "robots_unreachable", False),
 ])
 def test_robots_status_codes(farm, make_ctx, robots_reply, expected_result, page_requested):
     host = farm.add({"/robots.txt": robots_reply, "/page": PAGE})
