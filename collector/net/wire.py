@@ -10,7 +10,6 @@ from __future__ import annotations
 import email.utils
 import threading
 import time
-import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -22,6 +21,7 @@ from urllib.parse import urlencode
 
 from collector import settings
 from collector.net.cloudflare import classify as classify_challenge
+from collector.parse.inflate import GZIP_OR_ZLIB, RAW_DEFLATE, InflateError, TooLarge, inflate
 from collector.clock import Clock
 
 CHUNK = 64 * 1024
@@ -275,39 +275,16 @@ def undo_content_encoding(raw: bytes, headers: Mapping[str, str], max_bytes: int
         return raw, None
     if coding not in ("gzip", "x-gzip", "deflate"):
         return raw, ("content_error", f"unsupported content-encoding {coding}")
-    # wbits 47 reads gzip or zlib; raw deflate (wbits -15) is the fallback
+    # gzip or zlib, whichever header the body has; raw deflate is the fallback
     # some servers send for "deflate".
-    for wbits in (47, -15):
+    for wbits in (GZIP_OR_ZLIB, RAW_DEFLATE):
         try:
-            return _inflate(raw, wbits, max_bytes), None
-        except _TooLarge:
+            return inflate(raw, max_bytes, wbits), None
+        except TooLarge:
             return b"", ("too_large", f"decompressed body larger than {max_bytes} bytes")
-        except zlib.error as exc:
+        except InflateError as exc:
             problem = ("content_error", f"cannot decompress {coding}: {exc}")
     return b"", problem
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _inflate(raw: bytes, wbits: int, max_bytes: int) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    out: list[bytes] = []
-    size = 0
-    data = raw
-    while data:
-        piece = inflater.decompress(data, CHUNK)
-        size += len(piece)
-        if size > max_bytes:
-            raise _TooLarge()
-        out.append(piece)
-        data = inflater.unconsumed_tail
-        if inflater.eof:
-            break
-    if not inflater.eof:
-        raise zlib.error("compressed body ends early (truncated)")
-    return b"".join(out)
 
 
 def _retry_after(value: str | None) -> float | None:
