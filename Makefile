@@ -28,7 +28,7 @@ run: install
 	$(PY) -m collector run
 	$(PY) -m collector build-site --out _site
 
-## The whole test suite.
+## The whole test suite (with actionlint and zizmor over every workflow: tests/test_workflows.py).
 test: install $(ACTIONLINT)
 	$(PY) -m pytest -q
 
