@@ -14,12 +14,13 @@ from urllib.parse import urljoin, urlsplit
 
 from collector import settings
 from collector.clock import Clock
-from collector.errors import TakedownWatchError
+from collector.errors import RecordWriteError, TakedownWatchError
 from collector.net.ledger import Ledger
 from collector.net.guard import AddressGuard
 from collector.net.pacing import HostPacer
 from collector.net.robotscache import RobotsBook
-from collector.net.wire import Exchange, new_pool, send_once
+from collector.net.wire import Exchange, new_pool, send_once, wire_address
+from collector.urls import ASCII_WHITESPACE
 
 RETRYABLE = ("server_error", "timeout", "connection_error")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -118,16 +119,15 @@ class Fetcher:
         seen: list[str] = []
         previous: int | None = None
         chain: list[int] = []
-        current = url
+        current, problem = _address(url)
         for _hop in range(max_hops + 1):
-            refusal = self._refusal(current, seen, robots, purpose, outlet_id)
+            refusal = problem or self._refusal(current, seen, robots, purpose, outlet_id)
             if refusal is not None:
                 result, detail = refusal
                 row = self.ledger.refused(method, current, purpose, outlet_id, previous, result, detail)
                 return Response(url, current, result, request_id=row, chain=chain + [row], detail=detail)
             seen.append(current)
-            response = self._attempts(method, current, purpose, outlet_id, previous, data, headers,
-                                      attempts)
+            response = self._hop(method, current, purpose, outlet_id, previous, data, headers, attempts)
             chain.extend(response.chain)
             response.chain, response.url = chain, url
             location = response.headers.get("location")
@@ -135,7 +135,7 @@ class Fetcher:
                 self.pacer.give_way()  # the caller's work on the answer can wait too
                 return response
             previous = response.request_id
-            following = urljoin(current, location.strip())
+            following, problem = _address(urljoin(current, location.strip(ASCII_WHITESPACE)))
             if headers and strips_credentials(current, following):
                 headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
             current = following
@@ -144,6 +144,24 @@ class Fetcher:
         row = self.ledger.refused(method, current, purpose, outlet_id, previous,
                                   "too_many_redirects", f"more than {max_hops} redirects")
         return Response(url, current, "too_many_redirects", request_id=row, chain=chain + [row])
+
+    def _hop(self, method: str, url: str, purpose: str, outlet_id: str | None,
+             previous: int | None, data, headers, attempts: int | None) -> Response:
+        """Return the outcome of one address's attempts; a failure of ours is a ledger row too.
+
+        Whatever an address's octets do to the libraries below (issue 18: a raw
+        Bangla path once made warcio raise and dropped the rest of an outlet's
+        captures), it ends as a recorded result and the caller goes on. Only a
+        record that cannot be written stops the run.
+        """
+        try:
+            return self._attempts(method, url, purpose, outlet_id, previous, data, headers, attempts)
+        except RecordWriteError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, with its type, as our own failure
+            detail = f"{type(exc).__name__}: {exc}"[:300]
+            row = self.ledger.refused(method, url, purpose, outlet_id, previous, "client_error", detail)
+            return Response(url, url, "client_error", request_id=row, chain=[row], detail=detail)
 
     # -- one address --------------------------------------------------------
 
@@ -238,3 +256,11 @@ def strips_credentials(old_url: str, new_url: str) -> bool:
         default = _DEFAULT_PORTS.get(old.scheme)
         return (old_port or default) != (new_port or default)
     return True
+
+
+def _address(text: str) -> tuple[str, tuple[str, str] | None]:
+    """Return (the address as it is sent, None), or (the text, (result, why)) when it has no such form."""
+    try:
+        return wire_address(text), None
+    except ValueError as exc:
+        return text, ("invalid_url", f"not a usable address: {exc}"[:300])

@@ -44,10 +44,17 @@ class Ledger:
         now = self.clock.now_iso()
         return self.store.insert("requests", {
             "run_id": self.run_id, "outlet_id": outlet_id, "purpose": purpose,
-            "method": method, "url": url[:8192], "host": _host(url), "attempt": 1,
+            "method": method, "url": _storable(url[:8192]), "host": _storable(_host(url)), "attempt": 1,
             "redirected_from": redirected_from, "sent": 0, "started_at": now,
-            "finished_at": now, "result": result, "vantage": self.vantage, "detail": detail,
+            "finished_at": now, "result": result, "vantage": self.vantage, "detail": _storable(detail),
         })
+
+
+def _storable(text: str | None) -> str | None:
+    """Return text SQLite can store: a lone surrogate (no UTF-8 form) written as its escape."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _host(url: str) -> str | None:

@@ -29,6 +29,23 @@ class WarcPointer:
     payload_digest: str | None
 
 
+class _HeadersAsSent(StatusAndHeaders):
+    """An HTTP header block written as the octets that crossed the wire.
+
+    warcio writes header blocks as ASCII and, failing that, percent-encodes
+    every non-ASCII value (StatusAndHeaders.to_ascii_bytes), which would
+    change a raw UTF-8 Location in a response record, or raise when the
+    request line is not ASCII. http.client writes headers as Latin-1 and
+    reads them back the same way, so Latin-1 gives back the octets exactly.
+    """
+
+    def compute_headers_buffer(self, header_filter=None):
+        try:
+            self.headers_buff = self.to_str(header_filter).encode("latin-1") + b"\r\n"
+        except UnicodeEncodeError:  # text that never crossed the wire as such
+            super().compute_headers_buffer(header_filter)
+
+
 def _warc_date(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -82,12 +99,12 @@ class WarcLog:
     ) -> WarcPointer:
         """Write the request and response records and return where the response sits."""
         date = _warc_date(when)
-        req_http = StatusAndHeaders(f"{method} {request_target} {protocol}", request_headers,
-                                    is_http_request=True)
+        req_http = _HeadersAsSent(f"{method} {request_target} {protocol}", request_headers,
+                                  is_http_request=True)
         request = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(request_body or b""), http_headers=req_http,
             warc_headers_dict={"WARC-Date": date})
-        resp_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
+        resp_http = _HeadersAsSent(status_line, response_headers, protocol=protocol)
         warc_headers = {"WARC-Date": date}
         if ip:
             warc_headers["WARC-IP-Address"] = ip

@@ -20,6 +20,7 @@ import urllib3.connection
 from urllib.parse import urlencode
 
 from collector import settings
+from collector.urls import to_uri
 from collector.net.cloudflare import classify as classify_challenge
 from collector.parse.inflate import GZIP_OR_ZLIB, RAW_DEFLATE, InflateError, TooLarge, inflate
 from collector.clock import Clock
@@ -108,8 +109,10 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
             resp.release_conn()
         else:
             resp.close()
-    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status,
-                        {k.lower(): v for k, v in resp.headers.itermerged()}, len(raw),
+    received = {k.lower(): v for k, v in resp.headers.itermerged()}
+    if "location" in received:
+        received["location"] = location_text(received["location"])
+    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status, received, len(raw),
                         remote_ip=ip, elapsed_ms=(time.monotonic() - t0) * 1000)
     exchange.result, exchange.detail = _classify(resp, exchange.headers, raw, truncated, read_error)
     if exchange.result not in ("too_large", "timeout", "connection_error"):
@@ -123,6 +126,42 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         exchange.warc = _write_warc(warc, method, url, request_headers, body, resp, raw, ip,
                                     started, truncated)
     return exchange
+
+
+def wire_address(address: str) -> str:
+    """Return an address exactly as it is sent: its URI (RFC 3987 3.1), as urllib3 then normalises it.
+
+    urllib3 percent-encodes what a URI cannot hold, upper-cases escapes and
+    resolves dot segments before it writes the request line (urllib3.util.
+    parse_url); doing it here, once, makes the ledger row, the WARC record's
+    target and the request the server receives the same text. Raises
+    ValueError for an address that has no such form. An address of another
+    scheme is never sent (only refused), and comes back as it is.
+    """
+    if urlsplit(address).scheme.lower() not in settings.ALLOWED_SCHEMES:
+        return address
+    return urllib3.util.parse_url(to_uri(address)).url
+
+
+def location_text(value: str) -> str:
+    """Return a Location header's value as the server meant it: its octets read as UTF-8.
+
+    http.client decodes every header as Latin-1, so a raw UTF-8 Location
+    ("/খবর") arrives as mojibake; requests undoes that the same way
+    (SessionRedirectMixin.get_redirect_target: "re-encode the location in
+    latin1" and decode it as UTF-8). Octets that are not UTF-8 are kept,
+    percent-encoded, rather than guessed at.
+    """
+    if value.isascii():
+        return value
+    try:
+        octets = value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value  # not from http.client's decoding: already text
+    try:
+        return octets.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in octets)
 
 
 def _failed(method, url, started, t0, clock, result, exc) -> Exchange:
