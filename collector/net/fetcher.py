@@ -178,9 +178,9 @@ class Fetcher:
             return "invalid_url", f"address longer than {settings.MAX_URL_LENGTH} characters"
         if url in seen:
             return "redirect_loop", "address already requested in this redirect chain"
-        blocked = self.guard.check(parts.hostname)
-        if blocked:
-            return "blocked_address", blocked
+        _addresses, refused = self.guard.admit(parts.hostname)
+        if refused:
+            return refused
         if self.interval < settings.MIN_INTERVAL_SECONDS and not self.guard.is_loopback(parts.hostname):
             raise ConfigError(f"refusing {url}: the reduced interval applies only to loopback hosts")
         if robots:
@@ -226,13 +226,17 @@ class Fetcher:
         return settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback else settings.PACING_SAFETY_SECONDS
 
     def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
-        host = urlsplit(url).netloc.lower()
+        parts = urlsplit(url)
+        host = parts.netloc.lower()
+        # The addresses the guard judged (cached): the connection goes to them
+        # and nowhere else, whatever a second lookup of the name would say.
+        addresses, _refused = self.guard.admit(parts.hostname or "")
         with self.pacer.acquire(host) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
                              timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
-                             warc=self.ledger.warc, turn=turn)
+                             warc=self.ledger.warc, turn=turn, addresses=addresses)
 
 
 def strips_credentials(old_url: str, new_url: str) -> bool:

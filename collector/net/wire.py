@@ -51,8 +51,11 @@ class Exchange:
 
 def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers,
               timeouts: tuple[float, float, float], max_bytes: int, clock: Clock,
-              warc, turn=None) -> Exchange:
+              warc, turn=None, addresses: list[str] | None = None) -> Exchange:
     """Return the Exchange of one request, with its response written to WARC.
+
+    `addresses`, when given, are the only ones a new connection may go to
+    (the address guard's, in order): the host name is not looked up again.
 
     `turn` (a pacing._Turn), when given, is waited for immediately before the
     first contact with the host (the connect of a new connection, or the first
@@ -80,7 +83,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
     body = urlencode(data).encode() if data else None
     if body is not None:
         request_headers["Content-Type"] = "application/x-www-form-urlencoded"
-    _peer.gate, _peer.turn = at_wire, turn
+    _peer.gate, _peer.turn, _peer.addresses = at_wire, turn, addresses
     try:
         resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,
                             retries=False, preload_content=False, decode_content=False,
@@ -95,7 +98,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
     except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
         return _failed(method, url, *started_at(), clock, "connection_error", exc)
     finally:
-        _peer.gate = _peer.turn = None
+        _peer.gate = _peer.turn = _peer.addresses = None
     started, t0 = started_at()
     complete = False
     try:
@@ -189,6 +192,28 @@ class _PeerMixin:
     def connect(self):
         _pass_gate()
         super().connect()
+
+    def _new_conn(self):
+        """Return a socket connected to one of the addresses the guard checked, tried in order.
+
+        urllib3 resolves `_dns_host` when it connects (HTTPConnection._new_conn,
+        urllib3 2.8); swapping in each checked address keeps its timeouts, socket
+        options and errors, while TLS still names and verifies the host itself.
+        """
+        pinned = getattr(_peer, "addresses", None)
+        if not pinned:
+            return super()._new_conn()
+        name = self._dns_host
+        try:
+            for index, address in enumerate(pinned):
+                self._dns_host = address
+                try:
+                    return super()._new_conn()
+                except urllib3.exceptions.NewConnectionError:
+                    if index == len(pinned) - 1:
+                        raise
+        finally:
+            self._dns_host = name
 
     def send(self, data):
         _pass_gate()

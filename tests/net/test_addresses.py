@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,73 @@ def test_a_capture_that_fails_on_our_side_is_settled_and_the_outlet_goes_on(farm
     assert states["1"][0] == "captured"
     assert states["bad"][0] == "failed" and states["bad"][1] is not None  # its request is in the ledger
     assert any("an extraction bug" in w for w in ctx.warnings)
+
+
+# -- the address guard: judged once, connected to as judged -----------------------------------
+
+def _answers(table):
+    """Return a getaddrinfo stand-in answering from table (name -> addresses), in-process only."""
+    def resolve(host, port, *args, **kwargs):
+        if host not in table:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port or 0))
+                for a in table[host]]
+    return resolve
+
+
+@pytest.mark.parametrize("address, embedded", [
+    ("64:ff9b::a00:1", "10.0.0.1"),  # NAT64 well-known prefix (RFC 6052) around a private address
+    ("64:ff9b::a9fe:a9fe", "169.254.169.254"),  # ... around the cloud metadata address
+    ("2002:c0a8:101::1", "192.168.1.1"),  # 6to4 (RFC 3056)
+    ("::ffff:10.0.0.1", "10.0.0.1"),  # IPv4-mapped
+    ("::a00:1", "10.0.0.1"),  # IPv4-compatible (RFC 4291, deprecated)
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "192.0.2.45"),  # Teredo (RFC 4380) client
+    ("64:ff9b:1::808:808", None),  # the local-use NAT64 prefix (RFC 8215): never public
+])
+def test_an_ipv6_address_embedding_a_private_one_is_refused(address, embedded):
+    from collector.net.guard import AddressGuard
+
+    guard = AddressGuard(resolve=_answers({"o.test": [address]}))
+    addresses, refused = guard.admit("o.test")
+    assert addresses is None and refused[0] == "blocked_address"
+    assert (embedded or address) in refused[1]
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "2606:4700::6810:84e5", "8.8.8.8"])
+def test_public_addresses_and_their_embeddings_are_admitted(address):
+    from collector.net.guard import AddressGuard
+
+    guard = AddressGuard(resolve=_answers({"o.test": [address]}))
+    assert guard.admit("o.test") == ([address], None)
+
+
+def test_a_name_that_does_not_resolve_is_refused_and_never_sent(make_ctx):
+    ctx = make_ctx()
+    ctx.fetcher.guard = type(ctx.fetcher.guard)(allow_loopback=True, resolve=_answers({}))
+    response = ctx.fetcher.get("http://nowhere.test/a", purpose="test", robots=False)
+    assert response.result == "connection_error"
+    row = rows(ctx)[-1]
+    assert row["sent"] == 0 and "cannot resolve nowhere.test" in row["detail"]
+
+
+def test_a_name_that_rebinds_after_the_check_is_connected_to_as_checked(farm, make_ctx, monkeypatch):
+    # DNS rebinding: the name answers the checked address first, a private one afterwards
+    # (a zero TTL). urllib3 looks the name up again when it connects; the connection must
+    # go to the address the guard judged. Nothing leaves the machine: the private answer,
+    # if it were used, is refused by the suite's connect guard (tests/conftest.py).
+    host = farm.add({"/robots.txt": Reply(404), "/p": PAGE})
+    answers = iter([[host.address]])
+    real = socket.getaddrinfo
+
+    def rebinding(name, port, *args, **kwargs):
+        if name == "rebind.test":
+            table = {name: next(answers, ["10.0.0.1"])}
+            return _answers(table)(name, port)
+        return real(name, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    ctx = make_ctx()
+    response = ctx.fetcher.get(f"http://rebind.test:{host.port}/p", purpose="test")
+    assert response.ok and response.remote_ip == host.address
+    assert host.paths_seen() == ["/robots.txt", "/p"]
+    assert {s.headers["Host"] for s in host.seen} == {f"rebind.test:{host.port}"}
