@@ -41,6 +41,7 @@ from collector import settings
 from collector.collect.capture import snapshot_from
 from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
+from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
 from collector.parse.extract import extract
 from collector.net.fetcher import Response
@@ -250,6 +251,8 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
             failing = failing + 1 if result in HOST_DOWN_RESULTS else 0
             tally[outcome] += 1
             tally.update(f"event_{kind}" for kind in kinds)
+    except RecordWriteError:
+        raise  # not this outlet's failure: the collector cannot run on
     except Exception as exc:  # one outlet's bug must not stop the others; its checks stay due
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         ctx.warnings.append(f"recheck {outlet_id}: {detail}")

@@ -14,7 +14,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from collector import settings
-from collector.errors import TakedownWatchError
+from collector.errors import RecordWriteError, TakedownWatchError
 from collector.net.wire import undo_content_encoding
 from collector.settings import USER_AGENT, __version__
 
@@ -115,11 +115,15 @@ class WarcLog:
             warc_headers_dict=warc_headers)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
         with self._lock:
-            offset = self._file.tell()
-            self._writer.write_record(response)
-            length = self._file.tell() - offset
-            self._writer.write_record(request)
-            self._file.flush()
+            try:
+                offset = self._file.tell()
+                self._writer.write_record(response)
+                length = self._file.tell() - offset
+                self._writer.write_record(request)
+                self._file.flush()
+            except OSError as exc:  # a full disk: the collector cannot keep its evidence
+                raise RecordWriteError(f"cannot write the WARC file {self.path}: {exc}; "
+                                       "the run stops, unfinished") from exc
         return WarcPointer(self.relative, offset, length,
                            response.rec_headers.get_header("WARC-Payload-Digest"))
 

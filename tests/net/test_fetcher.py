@@ -405,3 +405,20 @@ def test_the_origin_rule_is_requests_own(old, new):
     from collector.net.fetcher import strips_credentials
 
     assert strips_credentials(old, new) == requests.Session().should_strip_auth(old, new)
+
+
+def test_a_warc_file_that_cannot_be_written_stops_the_run_not_the_address(farm, make_ctx, monkeypatch):
+    import errno
+
+    from collector.errors import RecordWriteError
+
+    host = farm.add({"/robots.txt": Reply(404), "/p": PAGE})
+    ctx = make_ctx()
+
+    def full(_data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ctx.warc._file, "write", full)
+    with pytest.raises(RecordWriteError, match="No space left on device"):
+        ctx.fetcher.get(host.url("/p"), purpose="test")
+    assert "client_error" not in {r["result"] for r in rows(ctx)}
