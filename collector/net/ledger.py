@@ -33,6 +33,7 @@ class Ledger:
             "elapsed_ms": exchange.elapsed_ms, "remote_ip": exchange.remote_ip,
             "vantage": self.vantage, "location": exchange.headers.get("location"),
             "detail": exchange.detail,
+            "etag": exchange.headers.get("etag"), "last_modified": exchange.headers.get("last-modified"),
             "warc_file": warc.file if warc else None,
             "warc_offset": warc.offset if warc else None,
             "warc_length": warc.length if warc else None,

@@ -9,7 +9,7 @@ kept apart and may change.
 from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
-from collector.record.views import V4, V5
+from collector.record.views import V4, V5, V6
 
 # Tables whose rows are observations: never updated, never deleted.
 APPEND_ONLY_TABLES = (
@@ -331,4 +331,4 @@ CREATE TABLE export_head (
 # listing_entries shows them exactly as the table did, same ids, same columns
 # in the same order, so readers, exports and the record are unchanged, and an
 # INSERT into the view stores a new value row only when no equal one exists.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, V6)
