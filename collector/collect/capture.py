@@ -34,10 +34,11 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
     go on, and the address is not first in the queue again next run.
     """
     made = 0
-    for item in pending(ctx, outlet_id)[:limit]:
-        response = None
+    items = pending(ctx, outlet_id)[:limit]
+    # A capture waiting to retry lets the outlet's next address go first (fetch_each).
+    answers = ctx.fetcher.fetch_each(items, lambda item: item["url"], purpose="capture", outlet_id=outlet_id)
+    for item, response in answers:
         try:
-            response = ctx.fetcher.get(item["url"], purpose="capture", outlet_id=outlet_id)
             # One transaction for the snapshot and its queue row: a run killed
             # between the two would leave the article pending, captured again
             # by the next run.

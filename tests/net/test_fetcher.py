@@ -422,3 +422,49 @@ def test_a_warc_file_that_cannot_be_written_stops_the_run_not_the_address(farm, 
     with pytest.raises(RecordWriteError, match="No space left on device"):
         ctx.fetcher.get(host.url("/p"), purpose="test")
     assert "client_error" not in {r["result"] for r in rows(ctx)}
+
+
+# -- retries wait in the host's queue, not in its thread ------------------------------------
+
+def test_a_retry_waits_in_the_queue_while_the_hosts_other_addresses_go_on(farm, make_ctx):
+    host = farm.add({"/robots.txt": Reply(404), "/flaky": sequence([Reply(503), Reply(503), PAGE]),
+                     "/down": Reply(503), "/gone": Reply(410), "/p*": PAGE})
+    backoff = (0.3, 0.6)
+    ctx = make_ctx(backoff=backoff)
+    paths = ["/flaky", "/down", "/gone", *[f"/p{i}" for i in range(20)]]
+    answers = dict(ctx.fetcher.fetch_each(paths, host.url, purpose="test"))
+    assert answers["/flaky"].ok and answers["/down"].result == "server_error"
+    assert answers["/gone"].result == "gone" and all(answers[f"/p{i}"].ok for i in range(20))
+    seen = host.paths_seen()
+    assert seen.count("/flaky") == seen.count("/down") == settings.MAX_ATTEMPTS and seen.count("/gone") == 1
+    times = {path: [s.at for s in host.seen if s.path == path] for path in ("/flaky", "/down")}
+    for attempts in times.values():  # the back-off is unchanged: at least 0.3 s, then 0.6 s
+        assert attempts[1] - attempts[0] >= backoff[0] - SERVER_JITTER
+        assert attempts[2] - attempts[1] >= backoff[1] - SERVER_JITTER
+    # Meanwhile the host's other addresses were asked for, one interval apart.
+    first, second = seen.index("/flaky"), len(seen) - 1 - seen[::-1].index("/flaky")
+    assert sum(p.startswith("/p") for p in seen[first:second]) >= 10
+    assert_paced(host)
+    rows_of = rows(ctx, "url = ?", (host.url("/down"),))
+    assert [r["attempt"] for r in rows_of] == [1, 2, 3]
+    # Sequential retries would have idled the host for 2 x (0.3 + 0.6) s.
+    starts = [s.at for s in host.seen]
+    assert starts[-1] - starts[0] < 2 * sum(backoff) + len(seen) * TEST_INTERVAL
+
+
+def test_a_capture_waiting_to_retry_lets_the_next_capture_go_first(farm, make_ctx, store):
+    from collector.collect.pipeline import active_outlets, run_collection
+    from collector.record.registry_mirror import sync_registry
+    from collector.registry import parse_registry
+    from testing import hostile, replica
+
+    now = replica.FEED_SNAPSHOT_TIME
+    host = hostile.add_host(farm)
+    host.routes.update(hostile.outlet_routes(host, now, ["/news/flaky", "/news/1", "/news/2"]))
+    host.routes["/news/flaky"] = sequence([Reply(503), PAGE])
+    ctx = make_ctx(now=now, backoff=(0.4, 0.8))
+    sync_registry(store, parse_registry(replica.registry_toml({"o": host})), ctx.clock)
+    run_collection(ctx, active_outlets(ctx))
+    order = [r["url"].rsplit("/", 1)[-1] for r in rows(ctx, "purpose = 'capture'")]
+    assert order == ["flaky", "1", "2", "flaky"]
+    assert store.one("SELECT COUNT(*) FROM capture_queue WHERE state = 'captured'")[0] == 3
