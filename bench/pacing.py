@@ -113,7 +113,7 @@ def crawl_ours(bases: list[str], pages: int, interval: float, queue: bool = Fals
     with ThreadPoolExecutor(len(bases)) as pool:
         futures = [pool.submit(crawl, base) for base in bases]
         # as collector.collect.pipeline does: first contacts at a common line
-        ctx.fetcher.pacer.start_line(time.monotonic() + settings.START_LINE_SECONDS)
+        ctx.fetcher.start_line(time.monotonic() + settings.START_LINE_SECONDS)
         gate.set()
         for future in futures:
             future.result()

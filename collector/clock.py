@@ -20,8 +20,11 @@ def iso(value: datetime) -> str:
 
 
 def iso_seconds(value: datetime) -> str:
-    """Return ISO-8601 UTC text to the second (Z), as export headers and WARC bookkeeping write it."""
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Return ISO-8601 UTC text to the second (Z): parsed dates, export headers, WARC bookkeeping.
+
+    Raises OverflowError for an instant its offset pushes past year 1 or 9999.
+    """
+    return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 class Clock:
@@ -47,6 +50,11 @@ class Clock:
     def now_iso(self) -> str:
         """Return the current instant as record text."""
         return iso(self.now())
+
+    @staticmethod
+    def epoch() -> float:
+        """Return real POSIX seconds (never the --now start): the time other processes share."""
+        return time.time()
 
     @staticmethod
     def monotonic() -> float:

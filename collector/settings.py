@@ -24,6 +24,17 @@ MIN_INTERVAL_SECONDS = 2.0
 PACING_SAFETY_SECONDS = 0.05
 LOOPBACK_PACING_SAFETY_SECONDS = 0.0002
 
+# Several vantages. The two-second limit holds per site, not per vantage: with V vantages
+# each takes its own slot of (interval + margin) seconds in a cycle of V slots
+# (collector/net/slots.py), so one vantage asks a host at most once a cycle. Half the
+# margin absorbs the difference of two vantages' clocks and network delays to a site
+# (NTP-synchronised runners agree within milliseconds; delays differ by up to ~0.3 s
+# between a runner abroad and one in Bangladesh); the other half is when a request may begin.
+VANTAGE_SLOT_MARGIN_SHARE = 0.5  # of the interval: 1 s at 2 s, so slots of 3 s
+# Two vantages' answers for one address are compared when asked this close together:
+# each vantage runs hourly, and captures and revisits follow each one's own schedule.
+VANTAGE_COMPARE_WINDOW_HOURS = 2
+
 # Retries. Server errors and timeouts are often transient; three attempts in
 # all is the method's promise, with growing delays so a struggling site can
 # recover. 404 and 410 are answers, never retried.
@@ -81,6 +92,12 @@ SPN_MAX_ATTEMPTS = 5  # temporary failures are resubmitted at most this often
 SPN_POLL_WITHIN_SECONDS = 3000  # job status is kept about an hour
 SPN_POLL_SECONDS = 15.0  # between two status polls of one job: a capture takes 10 s to 2 min
 SPN_RUN_SECONDS = 1800.0  # bound on one archive run; jobs still pending are picked up by the next
+# A run stops submitting this long before its end and polls its last jobs to
+# their end: a capture lasts at most 2 min (SPN2 docs), spn.sh gives a job
+# 300 s. The archive workflow runs hourly, so a job still pending at a run's
+# end is polled by the next run within SPN_POLL_WITHIN_SECONDS
+# (tests/wayback/test_timing.py checks the schedule against these three).
+SPN_JOB_SECONDS = 300.0
 SPN_BACKOFF_SECONDS = 20.0  # first wait after a refusal (spn.sh sleeps 20 s); doubles each time
 SPN_MAX_BACKOFFS = 5  # consecutive refusals (20 s ... 320 s) before a run gives up for the day
 

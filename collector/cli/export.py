@@ -6,6 +6,7 @@ import time
 
 import click
 
+from collector.cli.options import make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
 from collector.record.folder import verify
@@ -30,16 +31,18 @@ def export():
 @click.option("--db", default="data/takedownwatch.db", show_default=True, help="SQLite database of the record.")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder (committed to git).")
 @click.option("--warc-dir", default=None, help="Record size and SHA-256 of the WARC files new rows point at.")
-def export_new_command(db, out_dir, warc_dir):
+@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+def export_new_command(db, out_dir, warc_dir, now):
     """Write every row added or changed since the last export to one new file.
 
     \b
     Example:
         python -m collector export new --db data/takedownwatch.db --out data/record --warc-dir data/warc
     """
+    when = make_clock(now).now()
     try:
         store = Store(db)
-        result = export_new(store, out_dir, warc_dir=warc_dir)
+        result = export_new(store, out_dir, warc_dir=warc_dir, now=when)
         store.close()
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -12,6 +12,7 @@ from collector.parse.decoding import is_html
 from collector.parse.extract import extract, extractor_info
 from collector.net.fetcher import Response
 from collector.record import articles
+from collector.record.store import insert_row
 from collector.urls import comparison_key
 
 # A capture refused because the site's robots.txt could not be read is
@@ -83,23 +84,18 @@ def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose:
     page = extract(response.body, response.content_type, response.final_url)
     warc = response.warc
     with ctx.store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO snapshots (article_id, request_id, run_id, purpose, captured_at, "
-            "status_code, final_url, headline, byline, published_raw, published_source, "
-            "published_utc, modified_raw, modified_source, modified_utc, text, canonical_url, "
-            "language, encoding, encoding_source, unmapped_paragraphs, html_sha256, warc_file, "
-            "warc_offset, warc_length, payload_digest, extractor, extractor_info) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (article_id, response.request_id, ctx.run_id, purpose, ctx.clock.now_iso(),
-             response.status, response.final_url, page.headline, page.byline,
-             page.published_raw, page.published_source, page.published_utc, page.modified_raw,
-             page.modified_source, page.modified_utc, page.text, page.canonical_url,
-             page.language, page.encoding, page.encoding_source, page.unmapped_paragraphs,
-             page.html_sha256, warc.file, warc.offset, warc.length, warc.payload_digest,
-             page.extractor, json.dumps(extractor_info(), sort_keys=True)))
-        # snapshots is a view (migration 5, record/views.py): its INSERT sets no lastrowid; request_id is unique.
-        snapshot_id = conn.execute("SELECT id FROM snapshots WHERE request_id = ?",
-                                   (response.request_id,)).fetchone()[0]
+        snapshot_id = insert_row(conn, "snapshots", {
+            "article_id": article_id, "request_id": response.request_id, "run_id": ctx.run_id,
+            "purpose": purpose, "captured_at": ctx.clock.now_iso(), "status_code": response.status,
+            "final_url": response.final_url, "headline": page.headline, "byline": page.byline,
+            "published_raw": page.published_raw, "published_source": page.published_source,
+            "published_utc": page.published_utc, "modified_raw": page.modified_raw,
+            "modified_source": page.modified_source, "modified_utc": page.modified_utc, "text": page.text,
+            "canonical_url": page.canonical_url, "language": page.language, "encoding": page.encoding,
+            "encoding_source": page.encoding_source, "unmapped_paragraphs": page.unmapped_paragraphs,
+            "html_sha256": page.html_sha256, "warc_file": warc.file, "warc_offset": warc.offset,
+            "warc_length": warc.length, "payload_digest": warc.payload_digest, "extractor": page.extractor,
+            "extractor_info": json.dumps(extractor_info(), sort_keys=True)})
         _join(ctx, conn, article_id, response.final_url, "redirect", snapshot_id)
         if page.canonical_url:
             _join(ctx, conn, article_id, page.canonical_url, "canonical", snapshot_id)

@@ -57,7 +57,7 @@ class Discoverer:
 
     def run(self) -> Discovery:
         """Return the record of this round, after trying candidates in the method's order."""
-        host = self.ctx.fetcher.robots.for_url(self.outlet.homepage, self.outlet.id)
+        host = self.ctx.fetcher.robots_for(self.outlet.homepage, self.outlet.id)
         if host.state == "unreachable":
             # The whole site is off limits: one probe says so, nothing is sent.
             self.probe(self.outlet.homepage, "homepage")

@@ -31,7 +31,7 @@ from collector import settings
 from collector.clock import parse_instant
 from collector.parse.extract import extract, extractor_fingerprint
 from collector.parse.textnorm import normalise_for_comparison
-from collector.net.warc import WarcReadError, read_response_body
+from collector.net.warcread import WarcReadError, read_response_body
 
 KINDS = ("gone", "reappeared", "changed")
 FIELDS = ("headline", "byline", "text", "published_raw", "modified_raw", "final_url", "canonical_url")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from collector import settings
@@ -20,7 +20,9 @@ from collector.errors import RecordWriteError, TakedownWatchError
 from collector.net.ledger import Ledger
 from collector.net.guard import AddressGuard
 from collector.net.pacing import HostPacer
-from collector.net.robotscache import RobotsBook
+from collector.net.robotscache import HostRobots, RobotsBook
+from collector.net.slots import VantageSlots
+from collector.net.warc import WarcPointer
 from collector.net.wire import Exchange, new_pool, send_once, wire_address
 from collector.urls import ASCII_WHITESPACE
 
@@ -51,7 +53,7 @@ class Response:
     request_id: int | None = None
     chain: list[int] = field(default_factory=list)
     remote_ip: str | None = None
-    warc: Any = None
+    warc: WarcPointer | None = None
     detail: str | None = None
 
     @property
@@ -81,6 +83,8 @@ class Fetcher:
         total_timeout: float = settings.TOTAL_TIMEOUT_SECONDS,
         max_bytes: int = settings.MAX_RESPONSE_BYTES,
         max_retry_after: float = settings.MAX_RETRY_AFTER_SECONDS,
+        slots: VantageSlots | None = None,
+        source_address: str | None = None,
     ):
         if interval < settings.MIN_INTERVAL_SECONDS and not allow_loopback:
             raise ConfigError(
@@ -93,36 +97,51 @@ class Fetcher:
         self.timeouts = (connect_timeout, read_timeout, total_timeout)
         self.max_bytes = max_bytes
         self.max_retry_after = max_retry_after
-        self.pacer = HostPacer(interval, self.clock, self._margin)
+        self.pacer = HostPacer(interval, self.clock, self._margin, slots)
         self.guard = AddressGuard(allow_loopback=allow_loopback)
         self.robots = RobotsBook(self)
         # One pool manager for all threads: urllib3's pools are thread-safe,
         # and keep-alive connections are reused per host.
-        self._pool = new_pool()
+        self._pool = new_pool(source_address)
 
     # -- public -------------------------------------------------------------
 
+    def robots_for(self, url: str, outlet_id: str | None = None) -> HostRobots:
+        """Return what the robots.txt of url's host says (fetched, paced and recorded the first time)."""
+        return self.robots.for_url(url, outlet_id)
+
+    def start_line(self, at: float) -> None:
+        """Hold every host's first request until monotonic time `at` (a run's threads start together)."""
+        self.pacer.start_line(at)
+
     def get(self, url: str, *, purpose: str, outlet_id: str | None = None,
             robots: bool = True, max_hops: int = settings.MAX_REDIRECT_HOPS,
-            headers: Mapping[str, str] | None = None) -> Response:
+            headers: Mapping[str, str] | None = None, attempts: int | None = None,
+            timeouts: tuple[float, float, float] | None = None) -> Response:
         """Return the outcome of a GET, following redirects hop by hop."""
         return self.request("GET", url, purpose=purpose, outlet_id=outlet_id, robots=robots,
-                            max_hops=max_hops, headers=headers)
+                            max_hops=max_hops, headers=headers, attempts=attempts, timeouts=timeouts)
 
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
                 robots: bool = True, data: Mapping[str, str] | None = None,
                 headers: Mapping[str, str] | None = None,
                 max_hops: int = settings.MAX_REDIRECT_HOPS,
-                attempts: int | None = None) -> Response:
+                attempts: int | None = None,
+                timeouts: tuple[float, float, float] | None = None) -> Response:
         """Return the outcome of one request and its redirects, each hop paced and recorded.
 
         `attempts` lowers the number of tries for this call (1: never retried),
         for requests that must not be repeated blindly, such as a submission
-        that may have been accepted although its answer was lost. A retry's
-        wait is slept here; fetch_each() gives it to the host's other work.
+        that may have been accepted although its answer was lost. `timeouts`
+        (connect, read, total seconds) lowers the fetcher's own limits for this
+        call, for a caller with a hard deadline of its own (the archive job's
+        --max-wait); a limit is never raised above the fetcher's.
+        """
+        A retry's wait is slept here; fetch_each() gives it to the host's other work.
         """
         fetch = Fetch(self, method, url, purpose=purpose, outlet_id=outlet_id, robots=robots,
-                      data=data, headers=headers, max_hops=max_hops, attempts=attempts)
+                      data=data, headers=headers, max_hops=max_hops, attempts=attempts,
+                      timeouts=self._limits(timeouts))
         while (wait := fetch.step()) is not None:
             self.clock.sleep(wait)
         return fetch.response
@@ -205,7 +224,14 @@ class Fetcher:
         loopback = self.guard.is_loopback(urlsplit("//" + netloc).hostname or "")
         return settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback else settings.PACING_SAFETY_SECONDS
 
-    def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
+    def _limits(self, timeouts: tuple[float, float, float] | None) -> tuple[float, float, float]:
+        """Return the fetcher's (connect, read, total) limits, each lowered to the caller's."""
+        if timeouts is None:
+            return self.timeouts
+        return tuple(min(own, max(asked, 0.001)) for own, asked in zip(self.timeouts, timeouts))
+
+    def _paced_send(self, method: str, url: str, data, headers,
+                    timeouts: tuple[float, float, float] | None = None) -> Exchange:
         parts = urlsplit(url)
         host = parts.netloc.lower()
         # The addresses the guard judged (cached): the connection goes to them
@@ -215,8 +241,8 @@ class Fetcher:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
-                             timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
-                             warc=self.ledger.warc, turn=turn, addresses=addresses)
+                             timeouts=timeouts or self.timeouts, max_bytes=self.max_bytes,
+                             clock=self.clock, warc=self.ledger.warc, turn=turn, addresses=addresses)
 
 
 class Fetch:
@@ -233,10 +259,11 @@ class Fetch:
     def __init__(self, fetcher: Fetcher, method: str, url: str, *, purpose: str,
                  outlet_id: str | None = None, robots: bool = True,
                  data: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
-                 max_hops: int = settings.MAX_REDIRECT_HOPS, attempts: int | None = None):
+                 max_hops: int = settings.MAX_REDIRECT_HOPS, attempts: int | None = None,
+                 timeouts: tuple[float, float, float] | None = None):
         self.fetcher, self.method, self.url, self.purpose = fetcher, method, url, purpose
         self.outlet_id, self.robots, self.data, self.headers = outlet_id, robots, data, headers
-        self.max_hops = max_hops
+        self.max_hops, self.timeouts = max_hops, timeouts
         self.limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
         self.current, self.problem = _address(url)
         self.seen: list[str] = []
@@ -270,7 +297,7 @@ class Fetch:
 
     def _send(self) -> tuple[Exchange, int]:
         fetcher = self.fetcher
-        exchange = fetcher._paced_send(self.method, self.current, self.data, self.headers)
+        exchange = fetcher._paced_send(self.method, self.current, self.data, self.headers, self.timeouts)
         fetcher.pacer.give_way()  # the ledger row can wait for a request due on the wire
         row = fetcher.ledger.record(exchange, purpose=self.purpose, outlet_id=self.outlet_id,
                                     attempt=self.attempt, redirected_from=self.previous)

@@ -19,12 +19,12 @@ turns back (bench/pacing.py measures how close a crawl comes to the bound).
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from collector import settings
 from collector.clock import Clock
+from collector.net.slots import VantageSlots
 
 
 @dataclass
@@ -42,8 +42,10 @@ class HostPacer:
     independently (hosts are served concurrently).
     """
 
-    def __init__(self, interval: float, clock: Clock, safety: Callable[[str], float] = lambda host: 0.0):
+    def __init__(self, interval: float, clock: Clock, safety: Callable[[str], float] = lambda host: 0.0,
+                 slots: VantageSlots | None = None):
         self.interval = interval
+        self.slots = slots  # this vantage's time slots when several vantages share the sites
         self.safety = safety  # host -> its margin above the interval, asked once per host
         self.clock = clock
         self.start_at: float | None = None
@@ -94,17 +96,17 @@ class HostPacer:
         waits longer than `limit` in all, so a stream of requests cannot hold
         bookkeeping back indefinitely.
         """
-        begun = time.monotonic()
+        begun = self.clock.monotonic()
         while True:
             with self._guard:
                 due = sorted(self._due.values())
                 busy = self._on_wire > 0
             now = self.clock.monotonic()
             quiet = _first_clear(now + (self.spacing if busy else 0.0), due, window, self.spacing)
-            waited = time.monotonic() - begun
+            waited = self.clock.monotonic() - begun
             if quiet <= now or waited >= limit:
                 return waited
-            time.sleep(min(quiet - now, limit - waited))
+            self.clock.sleep(min(quiet - now, limit - waited))
 
     def _going(self, key: int, ready: float | None) -> float | None:
         """Register a turn as due at `ready` (returned, spaced from the others), or as on the wire."""
@@ -118,6 +120,13 @@ class HostPacer:
                                  sorted(self._due.values()), self.spacing, self.spacing)
             self._due[key] = ready
             return ready
+
+    def _in_slot(self, ready: float) -> float:
+        """Return the first monotonic time from `ready` inside this vantage's slots (collector/net/slots.py)."""
+        if self.slots is None:
+            return ready
+        offset = self.clock.epoch() - self.clock.monotonic()
+        return self.slots.next_start(ready + offset) - offset
 
     def _written(self) -> None:
         with self._guard:
@@ -175,14 +184,20 @@ class _Turn:
             ready = pacer.start_at
         if ready is None:
             ready = pacer.clock.monotonic()
-        ready = pacer._going(id(self), ready)
+        ready = pacer._going(id(self), pacer._in_slot(ready))
         pacer.clock.sleep(ready - pacer.clock.monotonic())
+        while pacer.slots is not None and pacer._in_slot(pacer.clock.monotonic()) > pacer.clock.monotonic():
+            pacer.clock.sleep(pacer._in_slot(pacer.clock.monotonic()) - pacer.clock.monotonic())  # woke late
         pacer._going(id(self), None)
         self.on_wire = True
         # The start is stamped when the wait ends: the gap is measured between
         # the starts of two requests, whatever each one then took.
         self.slot.last_start = pacer.clock.monotonic()
         self.waited = True
+
+    def written_now(self) -> None:
+        """Note that the request has been written just now (on the pacer's clock)."""
+        self.written(self.pacer.clock.monotonic())
 
     def written(self, at: float | None = None) -> None:
         """Note that the request has been written (at monotonic time `at`).

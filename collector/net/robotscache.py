@@ -1,4 +1,4 @@
-"""robots.txt per host, fetched once per run through the fetcher and kept for the run.
+"""robots.txt per host, fetched once per run through the fetcher and kept for the run, 24 h at most.
 
 RFC 9309 section 2.3.1: a 2xx body is parsed; a 4xx means no rules; a 5xx,
 a timeout or a network error means the whole site is off limits for the run.
@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from collector import settings
 from collector.net import robots
 
 # RFC 9309 2.3.1.2: crawlers should follow at least five redirects, and may
@@ -37,13 +38,20 @@ class HostRobots:
     state: str  # parsed, unavailable, unreachable
     detail: str
     request_id: int | None
+    fetched_at: float = 0.0  # monotonic time of the fetch
 
 
 class RobotsBook:
-    """Remembers each host's robots.txt for the run (a per-run cache, never older)."""
+    """Remembers each host's robots.txt for the run, and never longer than max_age.
 
-    def __init__(self, fetcher):
+    RFC 9309 section 2.4: a crawler should not use a cached copy for more
+    than 24 hours. A run lasts an hour at most, so in practice each host's
+    robots.txt is fetched once per run; a longer run fetches it again.
+    """
+
+    def __init__(self, fetcher, max_age: float = settings.ROBOTS_CACHE_SECONDS):
         self.fetcher = fetcher
+        self.max_age = max_age
         self._hosts: dict[str, HostRobots] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -55,9 +63,10 @@ class RobotsBook:
         with self._guard:
             lock = self._locks.setdefault(authority, threading.Lock())
         with lock:
-            if authority not in self._hosts:
-                self._hosts[authority] = self._fetch(authority, outlet_id)
-            return self._hosts[authority]
+            known = self._hosts.get(authority)
+            if known is None or self.fetcher.clock.monotonic() - known.fetched_at >= self.max_age:
+                known = self._hosts[authority] = self._fetch(authority, outlet_id)
+            return known
 
     def verdict(self, url: str, outlet_id: str | None = None) -> tuple[str, str | None]:
         """Return ('allowed' | 'robots_disallowed' | 'robots_unreachable', detail)."""
@@ -73,14 +82,15 @@ class RobotsBook:
         robots_url = urlunsplit((parts.scheme, parts.netloc, "/robots.txt", "", ""))
         response = self.fetcher.get(robots_url, purpose="robots", outlet_id=outlet_id,
                                     robots=False, max_hops=ROBOTS_MAX_HOPS)
+        at = self.fetcher.clock.monotonic()
         if response.ok:
             return HostRobots(robots.parse_robots(response.body), "parsed",
-                              f"robots.txt read ({len(response.body)} bytes)", response.request_id)
+                              f"robots.txt read ({len(response.body)} bytes)", response.request_id, at)
         if response.result in UNAVAILABLE:
             return HostRobots(robots.allow_all(), "unavailable",
                               f"robots.txt {response.result} ({response.status}): no restrictions",
-                              response.request_id)
+                              response.request_id, at)
         return HostRobots(None, "unreachable",
                           f"robots.txt {response.result}"
                           + (f" ({response.status})" if response.status else "")
-                          + ": site off limits for this run", response.request_id)
+                          + ": site off limits for this run", response.request_id, at)

@@ -9,13 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from collector import settings
-from collector.errors import RecordWriteError, TakedownWatchError
-from collector.net.wire import undo_content_encoding
+from collector.clock import iso
+from collector.errors import RecordWriteError
 from collector.settings import USER_AGENT, __version__
 
 
@@ -46,10 +44,6 @@ class _HeadersAsSent(StatusAndHeaders):
             super().compute_headers_buffer(header_filter)
 
 
-def _warc_date(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class WarcLog:
     """Appends request/response pairs to one gzip WARC file per run.
 
@@ -76,7 +70,7 @@ class WarcLog:
             "format": "WARC File Format 1.1",
         }
         record = self._writer.create_warcinfo_record(self.path.name, info)
-        record.rec_headers.replace_header("WARC-Date", _warc_date(started))
+        record.rec_headers.replace_header("WARC-Date", iso(started))
         with self._lock:
             self._writer.write_record(record)
             self._file.flush()
@@ -98,7 +92,7 @@ class WarcLog:
         truncated: str | None = None,
     ) -> WarcPointer:
         """Write the request and response records and return where the response sits."""
-        date = _warc_date(when)
+        date = iso(when)
         req_http = _HeadersAsSent(f"{method} {request_target} {protocol}", request_headers,
                                   is_http_request=True)
         request = self._writer.create_warc_record(
@@ -132,28 +126,3 @@ class WarcLog:
         with self._lock:
             if not self._file.closed:
                 self._file.close()
-
-
-# -- reading ------------------------------------------------------------------
-
-class WarcReadError(TakedownWatchError):
-    """A snapshot's HTML could not be read back from its WARC record."""
-
-
-def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tuple[bytes, str | None]:
-    """Return (body with Content-Encoding undone, Content-Type) of the response record at offset."""
-    path = Path(warc_root) / warc_file
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            record = next(iter(ArchiveIterator(handle)))
-            if record.rec_type != "response" or record.http_headers is None:
-                raise WarcReadError(f"{path}:{offset} is a {record.rec_type} record, not a response")
-            headers = {k.lower(): v for k, v in record.http_headers.headers}
-            raw = record.raw_stream.read()
-    except (OSError, StopIteration, ValueError) as exc:
-        raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
-    body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
-    if problem:
-        raise WarcReadError(f"{path}:{offset}: {problem[1]}")
-    return body, headers.get("content-type")

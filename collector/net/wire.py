@@ -7,12 +7,10 @@ inflated here with the same cap, so a gzip bomb stops at the limit.
 
 from __future__ import annotations
 
-import email.utils
 import threading
-import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from datetime import datetime
+from typing import Mapping
 from urllib.parse import urlsplit
 
 import urllib3
@@ -23,7 +21,9 @@ from collector import settings
 from collector.urls import to_uri
 from collector.net.cloudflare import classify as classify_challenge
 from collector.parse.inflate import GZIP_OR_ZLIB, RAW_DEFLATE, InflateError, TooLarge, inflate
+from collector.net.retryafter import retry_after_seconds
 from collector.clock import Clock
+from collector.net.warc import WarcLog, WarcPointer
 
 CHUNK = 64 * 1024
 SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
@@ -46,12 +46,12 @@ class Exchange:
     elapsed_ms: float | None = None
     detail: str | None = None
     retry_after: float | None = None
-    warc: Any = None
+    warc: WarcPointer | None = None
 
 
 def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers,
               timeouts: tuple[float, float, float], max_bytes: int, clock: Clock,
-              warc, turn=None, addresses: list[str] | None = None) -> Exchange:
+              warc: WarcLog | None, turn=None, addresses: list[str] | None = None) -> Exchange:
     """Return the Exchange of one request, with its response written to WARC.
 
     `addresses`, when given, are the only ones a new connection may go to
@@ -69,10 +69,10 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         if not mark:
             if turn is not None:
                 turn.wait()
-            mark.extend((clock.now(), time.monotonic()))
+            mark.extend((clock.now(), clock.monotonic()))
 
     def started_at() -> tuple[datetime, float]:
-        return (mark[0], mark[1]) if mark else (clock.now(), time.monotonic())
+        return (mark[0], mark[1]) if mark else (clock.now(), clock.monotonic())
 
     request_headers = {
         "User-Agent": settings.USER_AGENT,
@@ -103,7 +103,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
     complete = False
     try:
         ip = _peer_ip(resp)
-        raw, truncated, read_error = _read_body(resp, t0 + timeouts[2], max_bytes)
+        raw, truncated, read_error = _read_body(resp, t0 + timeouts[2], max_bytes, clock)
         complete = truncated is None
     finally:
         # A fully read response hands its connection back for reuse (keep-alive,
@@ -116,13 +116,13 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
     if "location" in received:
         received["location"] = location_text(received["location"])
     exchange = Exchange(method, url, started, clock.now(), "ok", resp.status, received, len(raw),
-                        remote_ip=ip, elapsed_ms=(time.monotonic() - t0) * 1000)
+                        remote_ip=ip, elapsed_ms=(clock.monotonic() - t0) * 1000)
     exchange.result, exchange.detail = _classify(resp, exchange.headers, raw, truncated, read_error)
     if exchange.result not in ("too_large", "timeout", "connection_error"):
         exchange.content, decode_problem = undo_content_encoding(raw, exchange.headers, max_bytes)
         if decode_problem:
             exchange.result, exchange.detail = decode_problem
-    exchange.retry_after = _retry_after(exchange.headers.get("retry-after"))
+    exchange.retry_after = retry_after_seconds(exchange.headers, exchange.finished)
     if warc is not None:
         if turn is not None:
             turn.pacer.give_way()
@@ -169,7 +169,7 @@ def location_text(value: str) -> str:
 
 def _failed(method, url, started, t0, clock, result, exc) -> Exchange:
     return Exchange(method, url, started, clock.now(), result,
-                    elapsed_ms=(time.monotonic() - t0) * 1000, detail=_short(exc))
+                    elapsed_ms=(clock.monotonic() - t0) * 1000, detail=_short(exc))
 
 
 def _short(exc: BaseException) -> str:
@@ -233,7 +233,7 @@ class _PeerMixin:
             # When the request has been written: the next wait is measured from
             # here, later than the server's arrival, so neither a slow connect
             # nor a late return from the write can shorten the gap it sees.
-            turn.written(time.monotonic())
+            turn.written_now()
         try:
             _peer.ip = self.sock.getpeername()[0]
         except (AttributeError, OSError, TypeError):
@@ -262,14 +262,17 @@ class _PeerHTTPSPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _PeerHTTPSConnection
 
 
-def new_pool() -> urllib3.PoolManager:
+def new_pool(source_address: str | None = None) -> urllib3.PoolManager:
     """Return a connection pool manager with no automatic behaviour and peer-address reporting.
 
     urllib3 is driven directly (requests sits on top of it): no redirects, no
     retries, no proxies or .netrc from the environment, and about half the
-    CPU per request of going through a requests Session.
+    CPU per request of going through a requests Session. With source_address,
+    every connection leaves from that local address (a multi-homed runner, or a
+    loopback test standing in for a second vantage).
     """
-    manager = urllib3.PoolManager(num_pools=512, maxsize=4, retries=False)
+    bind = {"source_address": (source_address, 0)} if source_address else {}
+    manager = urllib3.PoolManager(num_pools=512, maxsize=4, retries=False, **bind)
     manager.pool_classes_by_scheme = {"http": _PeerHTTPPool, "https": _PeerHTTPSPool}
     return manager
 
@@ -278,13 +281,13 @@ def _peer_ip(resp) -> str | None:
     return getattr(_peer, "ip", None)
 
 
-def _read_body(resp, deadline: float, max_bytes: int):
+def _read_body(resp, deadline: float, max_bytes: int, clock: Clock):
     """Return (bytes read, truncation reason or None, read error or None)."""
     parts: list[bytes] = []
     size = 0
     try:
         while True:
-            if time.monotonic() > deadline:
+            if clock.monotonic() > deadline:
                 return b"".join(parts), "time", None
             chunk = resp.read1(CHUNK, decode_content=False)
             if not chunk:
@@ -351,22 +354,7 @@ def undo_content_encoding(raw: bytes, headers: Mapping[str, str], max_bytes: int
     return b"", problem
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
-
-
-def _write_warc(warc, method: str, url: str, request_headers: dict, body: bytes | None, resp,
+def _write_warc(warc: WarcLog, method: str, url: str, request_headers: dict, body: bytes | None, resp,
                 raw: bytes, ip, started, truncated):
     parts = urlsplit(url)
     target = parts.path or "/"

@@ -14,11 +14,15 @@ import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from collector.publish.periods import Timeline, build_timeline, cell_case_sql, from_julian_day, julian_day
+from collector.publish.periods import (
+    Timeline, build_timeline, cell_case_sql, from_julian_day, julian_day, period_cell,
+)
 from collector.record.store import Store
 
 TOTAL_ID = "all-outlets"
 UNGROUPED_ID = "ungrouped"
+# The group of outlets the registry puts in none, as the site names it.
+UNGROUPED_NAMES = {"name": "Other outlets", "name_bn": "অন্যান্য সংবাদমাধ্যম"}
 
 # Families of figures that add up over time (sums over time cells).
 TIME_ADDITIVE = ("articles_queued", "articles_captured", "articles_archived", "requests")
@@ -80,9 +84,7 @@ def _groups(store: Store) -> list[dict]:
               for r in store.query("SELECT id, name, name_bn FROM outlet_groups ORDER BY name, id")}
     for row in store.query("SELECT id, group_id, active FROM outlets ORDER BY id"):
         if row["group_id"] not in groups:
-            groups.setdefault(UNGROUPED_ID, {"id": UNGROUPED_ID, "name": "Other outlets",
-                                             "name_bn": "অন্যান্য সংবাদমাধ্যম",
-                                             "members": [], "active": []})
+            groups.setdefault(UNGROUPED_ID, {"id": UNGROUPED_ID, **UNGROUPED_NAMES, "members": [], "active": []})
         group = groups[row["group_id"] if row["group_id"] in groups else UNGROUPED_ID]
         group["members"].append(row["id"])
         if row["active"]:
@@ -151,7 +153,7 @@ def _contributing_atoms(store: Store, case: str, timeline: Timeline) -> dict[Ato
     for outlet, cell in rows:
         if cell is not None:
             for period_id in owners[cell]:
-                atoms[(outlet, f"P:{period_id}", "")] = 1
+                atoms[(outlet, period_cell(period_id), "")] = 1
     return atoms
 
 
@@ -168,7 +170,7 @@ def _listed_atoms(store: Store, case: str, timeline: Timeline) -> dict[Atom, int
     for (outlet, _key), group in itertools.groupby(rows, key=lambda r: (r[0], r[1])):
         periods = {p for row in group if row[2] is not None for p in owners[row[2]]}
         for period_id in periods:
-            counts[(outlet, f"P:{period_id}", "")] += 1
+            counts[(outlet, period_cell(period_id), "")] += 1
     return dict(counts)
 
 
@@ -190,5 +192,5 @@ def _readable_atoms(store: Store, timeline: Timeline) -> dict[Atom, int]:
             if done:
                 _, _, valid = max(done)
                 if valid is not None and valid <= end:
-                    atoms[(outlet, f"P:{period.id}", "")] = 1
+                    atoms[(outlet, period_cell(period.id), "")] = 1
     return atoms

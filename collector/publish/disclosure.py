@@ -36,6 +36,7 @@ from collector.publish.audit import AuditFigure, AuditResult, audit, disclosive
 from collector.clock import parse_instant
 from collector.errors import TakedownWatchError
 from collector.publish.cells import TIME_ADDITIVE, TOTAL_ID
+from collector.publish.periods import period_cell
 
 
 class DisclosureError(TakedownWatchError):
@@ -89,7 +90,7 @@ class _Context:
         if key not in self._vectors:
             figure = self.figures[key]
             family, period = figure["family"], self.periods[key[1]]
-            cells = period["cells"] if family in TIME_ADDITIVE else [f"P:{period['id']}"]
+            cells = period["cells"] if family in TIME_ADDITIVE else [period_cell(period['id'])]
             categories = ([figure["category"]] if figure["category"] is not None
                           else self.stats["results"] if family == "requests" else [""])
             table = self.tables.get(family, {})

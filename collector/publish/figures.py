@@ -30,6 +30,7 @@ from datetime import datetime
 from collector import settings
 from collector.clock import iso
 from collector.publish.cells import TIME_ADDITIVE, TOTAL_ID, Record, read_record
+from collector.publish.periods import period_cell
 from collector.record.store import Store
 
 # The counts of the overview, in the order they are shown: (measure, family).
@@ -104,7 +105,7 @@ def _index_atoms(record: Record, members: set) -> dict:
 
 def _cell_keys(family: str, period) -> list:
     """Return the cells a family's figure for a period sums over."""
-    return list(period.cells) if family in TIME_ADDITIVE else [f"P:{period.id}"]
+    return list(period.cells) if family in TIME_ADDITIVE else [period_cell(period.id)]
 
 
 def _figures_of(record: Record, index: dict, group: dict, members: set, period) -> list[dict]:

@@ -129,3 +129,8 @@ def _bisect_sql(column: str, starts: list[float], low: int, high: int) -> str:
     middle = (low + high) // 2
     return (f"(CASE WHEN {column} < {starts[middle]!r} THEN {_bisect_sql(column, starts, low, middle)} "
             f"ELSE {_bisect_sql(column, starts, middle, high)} END)")
+
+
+def period_cell(period_id: str) -> str:
+    """Return the cell of a whole period ("P:<period id>"): where counts that do not add over time sit."""
+    return f"P:{period_id}"

@@ -21,8 +21,8 @@ from collector.publish import texts
 from collector.clock import parse_instant
 from collector.publish.disclosure import reasons
 from collector.publish.charts import line_chart
-from collector.publish.figures import stats_for_publication
-from collector.publish.cells import TOTAL_ID
+from collector.publish.figures import RATES as RATE_DEFINITIONS, stats_for_publication
+from collector.publish.cells import TOTAL_ID, UNGROUPED_NAMES
 from collector.record.store import Store
 
 SITE_DIR = Path(__file__).resolve().parents[2] / "site"
@@ -31,7 +31,7 @@ LANGS = ("en", "bn")
 SUMMARY_COLUMNS = ["outlets_monitored", "outlets_contributing", "sources_readable", "articles_listed",
                    "articles_queued", "articles_captured", "capture_rate", "articles_archived",
                    "archive_rate", "median_delay_hours"]
-RATES = ("capture_rate", "archive_rate")
+RATES = tuple(measure for measure, _top, _bottom in RATE_DEFINITIONS)
 
 
 def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module=default_settings) -> list[Path]:
@@ -249,7 +249,7 @@ def _outlets(store: Store) -> list[dict]:
     """Return the monitored outlets' names by group: names and groups only, nothing else."""
     groups = {r["id"]: {"name": r["name"], "name_bn": r["name_bn"], "outlets": []}
               for r in store.query("SELECT id, name, name_bn FROM outlet_groups ORDER BY name")}
-    other = {"name": "Other outlets", "name_bn": "অন্যান্য সংবাদমাধ্যম", "outlets": []}
+    other = {**UNGROUPED_NAMES, "outlets": []}
     for row in store.query("SELECT name, name_bn, group_id FROM outlets WHERE active = 1 ORDER BY name"):
         groups.get(row["group_id"], other)["outlets"].append({"name": row["name"], "name_bn": row["name_bn"]})
     listed = [g for g in groups.values() if g["outlets"]]

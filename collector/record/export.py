@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from collector import settings
-from collector.clock import iso_seconds
+from collector.clock import Clock, iso_seconds
 from collector.record import schema, shadows
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
@@ -43,7 +43,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
     new requests point at (table warc_files), so the file is exported with them.
     """
     out = Path(out_dir)
-    now = now or datetime.now(timezone.utc)
+    now = now or Clock().now()
     last = last_batch(out)
     header = read_header(last) if last else {"batch": 0, "through": {}, "boundary": {}}
     previous_sha = file_sha256(last) if last else None

@@ -9,7 +9,7 @@ kept apart and may change.
 from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
-from collector.record.views import V4, V5, V6
+from collector.record.views import FIRST_SHOWING, V4, V5, V9, snapshots_insert_trigger
 
 # Tables whose rows are observations: never updated, never deleted.
 APPEND_ONLY_TABLES = (
@@ -25,6 +25,7 @@ APPEND_ONLY_TABLES = (
     "checks",
     "events",
     "run_finishes",
+    "vantage_differences",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -331,4 +332,55 @@ CREATE TABLE export_head (
 # listing_entries shows them exactly as the table did, same ids, same columns
 # in the same order, so readers, exports and the record are unchanged, and an
 # INSERT into the view stores a new value row only when no equal one exists.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, V6)
+# Answers that differ by vantage: the same address asked from two network
+# locations within a window, answered differently (collector/collect/vantages.py).
+_V6 = """
+CREATE TABLE vantage_differences (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),  -- the run whose answer found the difference
+    found_at TEXT NOT NULL,
+    url_key TEXT NOT NULL,          -- comparison key of the address both asked for
+    article_id INTEGER REFERENCES articles(id),
+    kind TEXT NOT NULL,             -- reach, status, final_address, text
+    request_a INTEGER NOT NULL REFERENCES requests(id),  -- this run's final answer
+    request_b INTEGER NOT NULL REFERENCES requests(id),  -- the other vantage's final answer
+    vantage_a TEXT NOT NULL,
+    vantage_b TEXT NOT NULL,
+    detail TEXT NOT NULL,           -- JSON: each side's result, status, final address, text digest
+    UNIQUE (request_a, request_b, kind)
+);
+CREATE INDEX vantage_differences_article ON vantage_differences(article_id);
+""" + append_only_triggers("vantage_differences")
+
+# The service's own words beside our summary. For an answer that is not a
+# JSON answer (an HTTP 401 "You need to be logged in to use Save Page Now.",
+# a 429 or 502 HTML page), `message` holds the project's summary and this
+# column what the service said, so a reader can tell the two apart.
+_V7 = """
+ALTER TABLE archive_submissions ADD COLUMN service_message TEXT;
+"""
+
+# Search finds a word however it is typed (collector/record/search.py): the
+# index holds each headline and text as search_fold() gives it (NFC, joiners
+# folded, space/quote/dash variants unified), and queries are folded the same
+# way. search_fold is a Python function: every connection that writes
+# snapshots registers it (Store does). The index is contentless: what it holds
+# is not the record's text, so it keeps no copy and points at none; the text
+# stays as extracted, in snapshot_texts.
+_V8 = f"""
+DROP TRIGGER snapshots_insert;
+DROP TABLE snapshots_fts;
+CREATE VIRTUAL TABLE snapshots_fts USING fts5(
+    headline, text, content='',
+    tokenize="unicode61 categories 'L* N* Co M*'"
+);
+{snapshots_insert_trigger("search_fold(NEW.headline)", "search_fold(NEW.text)")}
+INSERT INTO snapshots_fts (rowid, headline, text)
+    SELECT r.id, search_fold(r.headline), search_fold(t.text)
+      FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id
+     WHERE {FIRST_SHOWING} ORDER BY r.id;
+"""
+
+# Conditional requests for feeds and sitemaps: a 304 is a listing naming the
+# one whose entries it repeats (collector/record/views.py).
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9)

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from collector.record import schema
+from collector.record import schema, search
 from collector.errors import RecordWriteError, TakedownWatchError
 
 # SQLite primary result codes that say the database itself cannot be used (the
@@ -51,6 +51,7 @@ class Store:
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.row_factory = sqlite3.Row
+            search.register_functions(self.conn)  # the search index's folding (migration 8 and after)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self.db = sqlite_utils.Database(self.conn)
@@ -127,15 +128,7 @@ class Store:
     def insert(self, table: str, row: dict[str, Any]) -> int:
         """Insert one row and return its rowid (its id, for a view that stores rows elsewhere)."""
         with self.transaction() as conn:
-            if "id" not in row and table in schema.STORAGE_TABLES.values():
-                # An INSERT through a view's trigger leaves lastrowid as it was: take the id first.
-                rows = schema.VIEW_ROWS[table]
-                row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {rows}").fetchone()[0], **row}
-            columns = ", ".join(row)
-            marks = ", ".join("?" for _ in row)
-            values = [_sql_value(v) for v in row.values()]
-            cursor = conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
-            return int(row["id"]) if table in schema.STORAGE_TABLES.values() else int(cursor.lastrowid)
+            return insert_row(conn, table, row)
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         """Run one statement inside a transaction and return its cursor."""
@@ -202,3 +195,19 @@ def open_read_only(db: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
+    """Insert one row inside the caller's transaction; return its id (for a view too).
+
+    An INSERT through a view's trigger leaves lastrowid as it was, so a view's
+    row is given its id first: the next id of the storage table that holds them.
+    """
+    if "id" not in row and table in schema.VIEW_ROWS:
+        rows = schema.VIEW_ROWS[table]
+        row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {rows}").fetchone()[0], **row}
+    columns = ", ".join(f'"{c}"' for c in row)
+    marks = ", ".join("?" for _ in row)
+    values = [_sql_value(v) for v in row.values()]
+    cursor = conn.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', values)
+    return int(row["id"]) if table in schema.VIEW_ROWS else int(cursor.lastrowid)

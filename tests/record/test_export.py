@@ -518,3 +518,16 @@ def test_a_partial_file_is_never_committed():
     probe = "data/record/2026/08/13/000001.jsonl.bz2.partial"
     ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", probe], cwd=root)
     assert ignored.returncode == 0, f"{probe} is not ignored by git"
+
+
+def test_export_new_takes_the_time_from_now(small, tmp_path):
+    """`export new --now` files the export under that day and writes that time in its header."""
+    store, _article_id, record = small
+    store.close()
+    db = str(tmp_path / "small.db")
+    result = CliRunner().invoke(export_command, ["new", "--db", db, "--out", str(record),
+                                                 "--now", "2027-03-04T05:06:07Z"])
+    assert result.exit_code == 0, result.output
+    (path,) = folder.batches(record)
+    assert path.relative_to(record).as_posix().startswith("2027/03/04/")
+    assert fileformat.read_header(path)["written_at"] == "2027-03-04T05:06:07Z"
