@@ -135,9 +135,8 @@ class Fetcher:
         that may have been accepted although its answer was lost. `timeouts`
         (connect, read, total seconds) lowers the fetcher's own limits for this
         call, for a caller with a hard deadline of its own (the archive job's
-        --max-wait); a limit is never raised above the fetcher's.
-        """
-        A retry's wait is slept here; fetch_each() gives it to the host's other work.
+        --max-wait); a limit is never raised above the fetcher's. A retry's
+        wait is slept here; fetch_each() gives it to the host's other work.
         """
         fetch = Fetch(self, method, url, purpose=purpose, outlet_id=outlet_id, robots=robots,
                       data=data, headers=headers, max_hops=max_hops, attempts=attempts,

@@ -138,3 +138,26 @@ def test_the_record_of_a_304_rebuilds_to_the_same_listings(make_ctx, store, outl
     assert [tuple(r) for r in again.query(query)] == [tuple(r) for r in store.query(query)]
     assert again.one("SELECT COUNT(*) FROM listings WHERE entries_of IS NOT NULL")[0] == 3  # feed, sitemap; sitemap
     again.close()
+
+
+def test_an_index_answered_304_still_has_its_children_read(make_ctx, store, farm):
+    host = hostile.add_host(farm)
+    urls = [(host.url(f"/news/{i}"), NOW - timedelta(hours=1 + i)) for i in range(2)]
+    children = [host.url("/sm/a.xml"), host.url("/sm/b.xml")]
+    host.routes.update({
+        "/robots.txt": Reply(200, hostile.robots_txt(host, ["/sm/index.xml"]), content_type="text/plain"),
+        "/": Reply(200, replica.homepage()),
+        "/sm/index.xml": conditional(Reply(200, hostile.sitemap_index(children), content_type=hostile.XML_TYPE)),
+        "/sm/a.xml": conditional(Reply(200, replica.news_sitemap(urls[:1]), content_type=hostile.XML_TYPE)),
+        "/sm/b.xml": conditional(Reply(200, replica.news_sitemap(urls[1:]), content_type=hostile.XML_TYPE)),
+        "/news/*": replica.article_route(replica.article_page(), host.base),
+    })
+    first = run(make_ctx, store, host, NOW)
+    second = run(make_ctx, store, host, NOW + timedelta(hours=1))
+    assert sorted(r["url"] for r in listings(store, first.run_id)) == sorted(r["url"] for r in listings(store, second.run_id))
+    again = {r["url"]: r for r in listings(store, second.run_id)}
+    assert all(r["entries_of"] is not None for r in again.values())
+    index = again[host.url("/sm/index.xml")]
+    assert {again[c]["parent_listing_id"] for c in children} == {index["id"]}
+    assert [e[1] for e in entries(store, index["id"])] == children
+    assert [s.headers.get("If-None-Match") for s in host.seen if s.path.startswith("/sm/")][-3:] == ['"v1"'] * 3
