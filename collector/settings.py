@@ -139,3 +139,23 @@ RECHECKS_ENABLED = True
 RECHECKS_PER_RUN = 5000  # budget of checks per run, most overdue first; steady state needs ~1,900 at peak (bench/recheck_load.py)
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
+
+# Evidence (collector/evidence/). Export files are signed with an SSH key held
+# as a repository secret, under a namespace of their own, and checked against
+# the allowed signers kept in the repository.
+TRUST_DIR = "data/trust"  # allowed_signers, timestamping.toml, TSA roots
+RECORD_SIGNER = "takedownwatch-record"  # the principal in allowed_signers
+RECORD_SIGNING_NAMESPACE = "takedownwatch-record"  # ssh-keygen -n: a record signature is nothing else
+# RFC 3161: each new export file's SHA-256 goes to every configured authority;
+# two independent ones must vouch for it, so one authority's failure or
+# dishonesty cannot make the record's time.
+TIMESTAMP_MIN_AUTHORITIES = 2
+# A token may not predate the export time the file states by more than this
+# (seconds): the runner's clock and the authority's differ a little, a file
+# cannot be anchored before it was written.
+TIMESTAMP_CLOCK_SKEW_SECONDS = 600
+# A token later than this after the file's export time (hours) anchors the file
+# only from the token's time on; verify says so. Three days cover an authority
+# down over a weekend, retried every run.
+TIMESTAMP_LATE_HOURS = 72
+TIMESTAMP_TIMEOUT_SECONDS = 30.0  # one authority's answer; a slow one is retried next run

@@ -73,6 +73,31 @@ def collector(*args: str, env: dict[str, str] | None = None) -> None:
     subprocess.run(command, cwd=ROOT, check=True, env={**os.environ, **(env or {})})
 
 
+def evidence(farm: Farm, now: datetime) -> None:
+    """Export, sign, timestamp with two loopback authorities, verify, package the day as WACZ, bundle one article."""
+    from testing.trust import make_trust
+
+    trust = make_trust(OUT / "trust", farm)
+    record, db, warc = str(OUT / "record"), str(OUT / "demo.db"), str(OUT / "warc")
+    collector("export", "new", "--db", db, "--out", record, "--warc-dir", warc)
+    collector("export", "sign", "--out", record, "--key", str(trust.key), "--trust", str(trust.folder))
+    collector("export", "timestamp", "--out", record, "--db", db, "--warc-dir", warc, "--min-interval", INTERVAL,
+              "--trust", str(trust.folder), "--vantage", "demo-loopback")
+    collector("export", "verify", "--out", record, "--db", db, "--require-timestamps", "--trust", str(trust.folder))
+    collector("export", "wacz", "--day", f"{now:%Y-%m-%d}", "--warc-dir", warc, "--out", str(OUT / "wacz"),
+              "--key", str(trust.key))
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    address = conn.execute("SELECT a.url FROM snapshots s JOIN articles a ON a.id = s.article_id "
+                           "ORDER BY s.id LIMIT 1").fetchone()[0]
+    conn.close()
+    collector("evidence", address, "--out", str(OUT / "bundle"), "--db", db, "--record", record, "--warc-dir", warc,
+              "--trust", str(trust.folder))
+    print("\n$ (cd " + str((OUT / "bundle").relative_to(ROOT)) + " && python3 verify.py)", flush=True)
+    subprocess.run([sys.executable, "-I", "verify.py"], cwd=OUT / "bundle", check=True)
+
+
 def main() -> int:
     if OUT.exists():
         shutil.rmtree(OUT)
@@ -99,6 +124,7 @@ def main() -> int:
         collector("archive", *common, "--base-url", spn.base, "--min-interval", INTERVAL, "--poll-seconds", "0.2",
                   "--per-minute", "600", "--limit", "120",
                   env={"IA_ACCESS_KEY": "demo", "IA_SECRET_KEY": "demo-secret"})
+        evidence(farm, now)
     collector("stats", "--db", str(OUT / "demo.db"))
     collector("build-site", "--db", str(OUT / "demo.db"), "--out", str(OUT / "site"))
     warcs = sorted((OUT / "warc").rglob("*.warc.gz"))

@@ -189,7 +189,25 @@ def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
     assert step["env"]["IA_SECRET_KEY"] == "${{ secrets.IA_SECRET_KEY }}"
     for path in FILES:
         secrets = set(re.findall(r"secrets\.(\w+)", path.read_text(encoding="utf-8")))
-        assert secrets == ({"IA_ACCESS_KEY", "IA_SECRET_KEY"} if path.name == "archive.yml" else set())
+        expected = {"IA_ACCESS_KEY", "IA_SECRET_KEY"} if path.name == "archive.yml" else set()
+        if path.name in ("archive.yml", "collect.yml"):
+            expected.add("RECORD_SIGNING_KEY")
+        assert secrets == expected, path
+
+
+def test_the_record_signing_key_reaches_only_the_steps_that_sign():
+    for name in ("collect.yml", "archive.yml"):
+        workflow = load(WORKFLOWS / name)
+        text = (WORKFLOWS / name).read_text(encoding="utf-8")
+        assert "secrets.RECORD_SIGNING_KEY" not in str(workflow.get("env", {}))
+        for job in workflow["jobs"].values():
+            assert "secrets" not in str(job.get("env", {}))
+        holders = [s for s in steps(workflow) if "RECORD_SIGNING_KEY" in str(s.get("env", {}))]
+        assert holders and all("export sign" in s["run"] or "package_wacz" in s["run"] for s in holders), name
+        order = [s.get("name", "") for s in steps(workflow)]
+        assert order.index("Sign the new export files") < order.index("Timestamp the export files") \
+            < order.index("Commit and push the record"), name
+        assert text.count("secrets.RECORD_SIGNING_KEY") == len(holders)
 
 
 def test_pages_builds_after_collection_and_deploys_with_pages_permissions_only():

@@ -9,7 +9,6 @@ import click
 from collector.cli.options import make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
-from collector.record.folder import verify
 from collector.record.rebuild import rebuild, resume as resume_rebuild
 from collector.record.store import Store
 
@@ -92,18 +91,10 @@ def rebuild_command(out_dir, db, resume):
         click.echo(f"rebuilt {db}: " + (rows or "empty record"))
 
 
-@export.command("verify")
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to check.")
-def verify_command(out_dir):
-    """Check that the export files form one unbroken chain (no gap, fork or edit).
+def _register() -> None:
+    from collector.cli.evidence import register
 
-    \b
-    Example:
-        python -m collector export verify --out data/record
-    """
-    try:
-        count = verify(out_dir)
-    except TakedownWatchError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"{count} export files, chain intact")
+    register(export)
 
+
+_register()

@@ -196,10 +196,12 @@ def build_site_command(db, warc_dir, outlets, now, vantage, out):
 def _register() -> None:
     """Add the commands defined beside their stages."""
     from collector.cli.archive import archive
+    from collector.cli.evidence import evidence_command
     from collector.cli.export import export
     from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
-    for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences):
+    for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences,
+                    evidence_command):
         cli.add_command(command)
 
 

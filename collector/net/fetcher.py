@@ -123,7 +123,7 @@ class Fetcher:
                             max_hops=max_hops, headers=headers, attempts=attempts, timeouts=timeouts)
 
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
-                robots: bool = True, data: Mapping[str, str] | None = None,
+                robots: bool = True, data: Mapping[str, str] | bytes | None = None,
                 headers: Mapping[str, str] | None = None,
                 max_hops: int = settings.MAX_REDIRECT_HOPS,
                 attempts: int | None = None,
@@ -230,7 +230,8 @@ class Fetcher:
         return tuple(min(own, max(asked, 0.001)) for own, asked in zip(self.timeouts, timeouts))
 
     def _paced_send(self, method: str, url: str, data, headers,
-                    timeouts: tuple[float, float, float] | None = None) -> Exchange:
+                    timeouts: tuple[float, float, float] | None = None,
+                    intent: int | None = None) -> Exchange:
         parts = urlsplit(url)
         host = parts.netloc.lower()
         # The addresses the guard judged (cached): the connection goes to them
@@ -241,7 +242,8 @@ class Fetcher:
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
                              timeouts=timeouts or self.timeouts, max_bytes=self.max_bytes,
-                             clock=self.clock, warc=self.ledger.warc, turn=turn, addresses=addresses)
+                             clock=self.clock, warc=self.ledger.warc_for(intent), turn=turn,
+                             addresses=addresses)
 
 
 class Fetch:
@@ -257,7 +259,7 @@ class Fetch:
 
     def __init__(self, fetcher: Fetcher, method: str, url: str, *, purpose: str,
                  outlet_id: str | None = None, robots: bool = True,
-                 data: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
+                 data: Mapping[str, str] | bytes | None = None, headers: Mapping[str, str] | None = None,
                  max_hops: int = settings.MAX_REDIRECT_HOPS, attempts: int | None = None,
                  timeouts: tuple[float, float, float] | None = None):
         self.fetcher, self.method, self.url, self.purpose = fetcher, method, url, purpose
@@ -269,6 +271,7 @@ class Fetch:
         self.chain: list[int] = []
         self.previous: int | None = None
         self.hop = self.attempt = 0
+        self.intent: int | None = None
         self.response: Response | None = None
 
     def step(self) -> float | None:
@@ -282,12 +285,13 @@ class Fetch:
                 return self._end_unsent(*refusal)
             self.seen.append(self.current)
         self.attempt += 1
+        self.intent = None
         try:
             exchange, row = self._send()
         except RecordWriteError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, with its type, as our own failure
-            return self._end_unsent("client_error", f"{type(exc).__name__}: {exc}"[:300])
+            return self._end_failed(f"{type(exc).__name__}: {exc}"[:300])
         self.chain.append(row)
         wait = self.fetcher._retry_wait(exchange, self.attempt, self.limit)
         if wait is not None:
@@ -296,10 +300,15 @@ class Fetch:
 
     def _send(self) -> tuple[Exchange, int]:
         fetcher = self.fetcher
-        exchange = fetcher._paced_send(self.method, self.current, self.data, self.headers, self.timeouts)
+        # In the ledger before it is sent: a kill from here on leaves an intent to close.
+        intent = self.intent = fetcher.ledger.intend(self.method, self.current, purpose=self.purpose,
+                                       outlet_id=self.outlet_id, attempt=self.attempt,
+                                       redirected_from=self.previous)
+        exchange = fetcher._paced_send(self.method, self.current, self.data, self.headers, self.timeouts,
+                                       intent)
         fetcher.pacer.give_way()  # the ledger row can wait for a request due on the wire
         row = fetcher.ledger.record(exchange, purpose=self.purpose, outlet_id=self.outlet_id,
-                                    attempt=self.attempt, redirected_from=self.previous)
+                                    attempt=self.attempt, redirected_from=self.previous, intent=intent)
         return exchange, row
 
     def _answered(self, exchange: Exchange, row: int) -> float | None:
@@ -320,6 +329,20 @@ class Fetch:
             self.method, self.data = "GET", None
         self.hop, self.attempt = self.hop + 1, 0
         return 0.0
+
+    def _end_failed(self, detail: str) -> None:
+        """End with a failure of ours; a request already intended is completed by the row (it may have gone out)."""
+        if self.intent is None:
+            return self._end_unsent("client_error", detail)
+        now = self.fetcher.clock.now()
+        failed = Exchange(self.method, self.current, now, now, "client_error", detail=detail)
+        row = self.fetcher.ledger.record(failed, purpose=self.purpose, outlet_id=self.outlet_id,
+                                         attempt=self.attempt, redirected_from=self.previous,
+                                         intent=self.intent)
+        self.chain.append(row)
+        self.response = Response(self.url, self.current, "client_error", request_id=row, chain=self.chain,
+                                 detail=detail)
+        return None
 
     def _end_unsent(self, result: str, detail: str | None) -> None:
         row = self.fetcher.ledger.refused(self.method, self.current, self.purpose, self.outlet_id,

@@ -17,6 +17,11 @@ from collector.errors import RecordWriteError
 from collector.settings import USER_AGENT, __version__
 
 
+# A WARC extension field (WARC/1.1 section 4: named fields may be added):
+# the request_intents row of the exchange.
+INTENT_HEADER = "TakedownWatch-Intent-ID"
+
+
 @dataclass(frozen=True)
 class WarcPointer:
     """Where one response record sits: file (relative to the WARC folder), offset, length."""
@@ -90,16 +95,22 @@ class WarcLog:
         ip: str | None,
         when: datetime,
         truncated: str | None = None,
+        intent: int | None = None,
     ) -> WarcPointer:
-        """Write the request and response records and return where the response sits."""
+        """Write the request and response records and return where the response sits.
+
+        `intent` (the ledger's intent row) is written into both records, so a
+        response whose ledger row a kill prevented is found by the next run.
+        """
         date = iso(when)
+        tags = {INTENT_HEADER: str(intent)} if intent is not None else {}
         req_http = _HeadersAsSent(f"{method} {request_target} {protocol}", request_headers,
                                   is_http_request=True)
         request = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(request_body or b""), http_headers=req_http,
-            warc_headers_dict={"WARC-Date": date})
+            warc_headers_dict={"WARC-Date": date, **tags})
         resp_http = _HeadersAsSent(status_line, response_headers, protocol=protocol)
-        warc_headers = {"WARC-Date": date}
+        warc_headers = {"WARC-Date": date, **tags}
         if ip:
             warc_headers["WARC-IP-Address"] = ip
         if truncated:

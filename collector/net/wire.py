@@ -80,9 +80,12 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         "Accept": "*/*",
         **(headers or {}),
     }
-    body = urlencode(data).encode() if data else None
-    if body is not None:
-        request_headers["Content-Type"] = "application/x-www-form-urlencoded"
+    if isinstance(data, bytes):  # a body already encoded (an RFC 3161 query): its type is in `headers`
+        body = data
+    else:
+        body = urlencode(data).encode() if data else None
+        if body is not None:
+            request_headers["Content-Type"] = "application/x-www-form-urlencoded"
     _peer.gate, _peer.turn, _peer.addresses = at_wire, turn, addresses
     try:
         resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,

@@ -42,6 +42,10 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
     With warc_dir, first records the size and SHA-256 of every WARC file the
     new requests point at (table warc_files), so the file is exported with them.
     """
+    if getattr(store, "tampering", None):
+        raise ExportError(f"export refused: the database was tampered with ({'; '.join(store.tampering)}). "
+                          "Compare it with the record (export verify --db), then rebuild it from the record "
+                          "or restore its triggers (export restore-triggers --operator NAME --reason TEXT)")
     out = Path(out_dir)
     now = now or Clock().now()
     last = last_batch(out)

@@ -72,15 +72,19 @@ class Store:
         try:
             with self.transaction():
                 current = self.schema_version()
+                had = set(self.db.table_names()) if current else set()
                 for number, script in enumerate(schema.MIGRATIONS, start=1):
                     if number > current:
                         self._executescript_in_tx(script)
                         self.conn.execute(f"PRAGMA user_version = {number}")
+                # Only a table a migration just created gets its triggers here: a
+                # trigger missing from an older table is tampering, never recreated.
                 for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
-                    if self.db[table].exists():  # a table: a view has its own triggers
+                    if table not in had and self.db[table].exists():  # a view has its own triggers
                         self._executescript_in_tx(schema.append_only_triggers(table))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot migrate database {self.path}: {exc}") from exc
+        self.tampering = trigger_problems(self.conn)
 
     def _executescript_in_tx(self, script: str) -> None:
         # executescript() would COMMIT first; run statement by statement so the
@@ -185,6 +189,44 @@ def _complete_statements(script: str) -> Iterator[str]:
             buffer = ""
     if buffer.strip():
         yield buffer
+
+
+def expected_triggers() -> dict[str, str]:
+    """Return name -> SQL of every trigger a database of the latest schema has (from a fresh one)."""
+    if not _EXPECTED:
+        conn = sqlite3.connect(":memory:")
+        search.register_functions(conn)
+        try:
+            for script in schema.MIGRATIONS:
+                for statement in _split_sql(script):
+                    conn.execute(statement)
+            for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                (table,)).fetchone():
+                    for statement in _split_sql(schema.append_only_triggers(table)):
+                        conn.execute(statement)
+            _EXPECTED.update(_triggers(conn))
+        finally:
+            conn.close()
+    return dict(_EXPECTED)
+
+
+_EXPECTED: dict[str, str] = {}
+
+
+def _triggers(conn: sqlite3.Connection) -> dict[str, str]:
+    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    return {name: " ".join((sql or "").replace("IF NOT EXISTS ", "").split()) for name, sql in rows}
+
+
+def trigger_problems(conn: sqlite3.Connection) -> list[str]:
+    """Return what is wrong with the database's triggers: missing, altered or added ones (empty: none)."""
+    expected, found = expected_triggers(), _triggers(conn)
+    problems = [f"trigger {name} is missing" for name in sorted(set(expected) - set(found))]
+    problems += [f"trigger {name} is not as the schema defines it" for name in sorted(set(expected) & set(found))
+                 if expected[name] != found[name]]
+    problems += [f"trigger {name} is not part of the schema" for name in sorted(set(found) - set(expected))]
+    return problems
 
 
 def open_read_only(db: str | Path) -> sqlite3.Connection:

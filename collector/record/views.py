@@ -1,4 +1,4 @@
-"""Migrations 4, 5 and 9: listing entries and snapshots stored once per distinct value, read through views.
+"""Migrations 4, 5 and 10: listing entries and snapshots stored once per distinct value, read through views.
 
 Feeds list the same entries hour after hour, and most revisits find a page
 unchanged. `listing_entries` and `snapshots` keep their ids, columns and
@@ -153,7 +153,7 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # The validators a later request sends come from the response that gave the
 # entries: requests now keeps each response's ETag and Last-Modified.
 _ENTRY_VALUES = ", ".join(f"v.{c} AS {c}" for c in _LISTING_ENTRY_COLUMNS if c != "queue_reason")
-V9 = f"""
+V10 = f"""
 ALTER TABLE requests ADD COLUMN etag TEXT;           -- the response's ETag, for a later If-None-Match
 ALTER TABLE requests ADD COLUMN last_modified TEXT;  -- its Last-Modified, for a later If-Modified-Since
 ALTER TABLE listings ADD COLUMN entries_of INTEGER REFERENCES listings(id);  -- a 304: whose entries it repeats

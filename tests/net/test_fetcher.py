@@ -468,3 +468,24 @@ def test_a_capture_waiting_to_retry_lets_the_next_capture_go_first(farm, make_ct
     order = [r["url"].rsplit("/", 1)[-1] for r in rows(ctx, "purpose = 'capture'")]
     assert order == ["flaky", "1", "2", "flaky"]
     assert store.one("SELECT COUNT(*) FROM capture_queue WHERE state = 'captured'")[0] == 3
+
+
+def test_a_failure_of_ours_after_the_intent_completes_the_intent(farm, make_ctx, monkeypatch):
+    from collector.net import wire
+
+    host = farm.add({"/robots.txt": Reply(404), "/p": PAGE, "/q": PAGE})
+    ctx = make_ctx()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug below the fetcher")
+
+    monkeypatch.setattr("collector.net.fetcher.send_once", broken)
+    response = ctx.fetcher.get(host.url("/p"), purpose="test", robots=False)
+    assert response.result == "client_error" and "a bug below the fetcher" in response.detail
+    row = rows(ctx)[-1]
+    assert row["result"] == "client_error" and row["intent_id"] is not None
+    open_intents = ctx.store.one("SELECT COUNT(*) FROM request_intents i WHERE NOT EXISTS "
+                                 "(SELECT 1 FROM requests r WHERE r.intent_id = i.id)")[0]
+    assert open_intents == 0
+    monkeypatch.setattr("collector.net.fetcher.send_once", wire.send_once)
+    assert ctx.fetcher.get(host.url("/q"), purpose="test", robots=False).ok  # and the fetcher goes on

@@ -378,7 +378,8 @@ def test_command_line(small, tmp_path):
     assert wrote.exit_code == 0 and "wrote" in wrote.output
     again = runner.invoke(export_command, ["new", "--db", db, "--out", str(record)])
     assert again.exit_code == 0 and "nothing new" in again.output
-    assert "chain intact" in runner.invoke(export_command, ["verify", "--out", str(record)]).output
+    unsigned = runner.invoke(export_command, ["verify", "--out", str(record)])  # signing: tests/evidence/
+    assert unsigned.exit_code == 1 and "000001.jsonl.bz2 has no signature" in unsigned.output
     rebuilt = runner.invoke(export_command, ["rebuild", "--out", str(record), "--db", str(tmp_path / "r.db")])
     assert rebuilt.exit_code == 0, rebuilt.output
     assert "read 1/1 export files (100%)" in rebuilt.output  # progress, on standard error
