@@ -82,6 +82,17 @@ MIN_OUTLETS_PER_FIGURE = 3
 # A count one outlet makes more than this share of is about that outlet: the (1, k%) dominance rule.
 DOMINANCE_SHARE = 0.85
 
+# Every page of the site says under what licence the published figures may be
+# reused and where to write. The figures are group-level counts and rates
+# (never a single outlet's or article's): CC BY 4.0 lets anyone republish them
+# if they say where they came from. The private record is not covered by it.
+FIGURES_LICENCE = "CC BY 4.0"
+FIGURES_LICENCE_URL = "https://creativecommons.org/licenses/by/4.0/"
+# Where readers reach the project: the address the crawler's user agent names
+# too, so a site operator and a reader find the same people. An e-mail address
+# (with an @) is shown as a mailto: link.
+CONTACT_ADDRESS = PROJECT_URL
+
 # Internet Archive Save Page Now.
 SPN_BASE_URL = "https://web.archive.org"
 SPN_CAPTURES_PER_MINUTE_KEYS = 6

@@ -20,7 +20,7 @@ from collector import settings as default_settings
 from collector.publish import texts
 from collector.clock import parse_instant
 from collector.publish.disclosure import reasons
-from collector.publish.charts import line_chart
+from collector.publish.charts import weekly_chart
 from collector.publish.figures import RATES as RATE_DEFINITIONS, stats_for_publication
 from collector.publish.cells import TOTAL_ID, UNGROUPED_NAMES
 from collector.record.store import Store
@@ -40,7 +40,8 @@ def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module
     pub = stats_for_publication(store, now)
     env = _environment()
     shared = {"pub": pub, "settings": settings_module, "outlets": _outlets(store),
-              "last_run": _last_run(store), "version": settings_module.__version__}
+              "last_run": _last_run(store), "version": settings_module.__version__,
+              "contact": _contact(settings_module.CONTACT_ADDRESS)}
     written = []
     for lang in LANGS:
         for page in PAGES:
@@ -71,7 +72,7 @@ def _write(path: Path, text: str) -> Path:
 
 def _language(lang: str, page: str, pub: dict, settings_module) -> dict:
     """Return the template context that depends on the page's language."""
-    fmt = Formatter(lang, pub)
+    fmt = Formatter(lang, pub, settings_module.OUTLET_UTC_OFFSET_HOURS)
     return {
         "lang": lang, "page": page, "fmt": fmt, "t": fmt.t,
         "root": "" if lang == "en" else "../",
@@ -85,9 +86,10 @@ def _language(lang: str, page: str, pub: dict, settings_module) -> dict:
 class Formatter:
     """Gives the page's language its numbers, dates and table cells."""
 
-    def __init__(self, lang: str, pub: dict):
+    def __init__(self, lang: str, pub: dict, local_offset_hours: float = 6):
         self.lang = lang
         self.pub = pub
+        self.local_offset_hours = local_offset_hours
         self._reason_codes = {text: code for code, text in reasons().items()}
 
     def t(self, english: str, bangla: str) -> str:
@@ -141,6 +143,10 @@ class Formatter:
     def date(self, text: str | None) -> str:
         """Return an ISO instant as a date, or a dash."""
         return texts.date(parse_instant(text), self.lang) if text else "–"
+
+    def moment(self, text: str) -> str:
+        """Return an ISO instant as date and time, in UTC and in Dhaka."""
+        return texts.moment(parse_instant(text), self.lang, self.local_offset_hours)
 
     def measure(self, measure: str) -> str:
         """Return the label of a figure."""
@@ -236,13 +242,24 @@ def _weekly(fmt: Formatter, weeks, groups, name, figures) -> list[dict]:
 
 
 def _chart(fmt: Formatter, weeks, groups, name, figures, measure: str):
-    """Return the weekly line chart of one figure for every group."""
+    """Return the weekly chart of one figure for every group: lines, or bars when there is one week."""
     series = [[_number_or_none(figures[g["id"]][w["id"]].get(measure)) for w in weeks] for g in groups]
+    labels = [_week_label(fmt, w, True) for w in weeks]
+    period = _week_label(fmt, weeks[0]) if len(weeks) == 1 else ""
+    missing = fmt.t("withheld", "গোপন রাখা হয়েছে")
     if measure in RATES:
-        return line_chart([name(g) for g in groups], series, [_week_label(fmt, w, True) for w in weeks],
-                          lambda v: texts.percent(v, fmt.lang), y_max=1.0)
-    return line_chart([name(g) for g in groups], series, [_week_label(fmt, w, True) for w in weeks],
-                      lambda v: fmt.num(round(v)))
+        return weekly_chart([name(g) for g in groups], series, labels,
+                            lambda v: texts.number(round(v * 100), fmt.lang) + "%", y_max=1.0, period=period,
+                            missing=missing, value_label=fmt.percent)
+    return weekly_chart([name(g) for g in groups], series, labels, lambda v: fmt.num(round(v)), whole=True,
+                        period=period, missing=missing)
+
+
+def _contact(address: str) -> dict:
+    """Return the contact address as a link: mailto: for an e-mail address, else the address itself."""
+    if "@" in address and "://" not in address:
+        return {"href": f"mailto:{address}", "text": address}
+    return {"href": address, "text": address.split("://", 1)[-1].rstrip("/")}
 
 
 def _outlets(store: Store) -> list[dict]:

@@ -6,7 +6,7 @@ Numbers on Bangla pages use Bangla digits and South Asian digit grouping
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 BN_DIGITS = str.maketrans("0123456789", "০১২৩৪৫৬৭৮৯")
 MONTHS = {
@@ -48,10 +48,30 @@ WITHHELD = {
     "dominance": ("one outlet dominates", "একটি সংবাদমাধ্যমের প্রাধান্য"),
     "secondary": ("protects another figure", "অন্য সংখ্যা রক্ষায়"),
 }
-RESULTS_BN = {
-    "ok": "সফল", "not_found": "পাওয়া যায়নি", "gone": "সরানো হয়েছে", "server_error": "সার্ভারের ত্রুটি",
-    "timeout": "সময়সীমা পেরিয়েছে", "connection_error": "সংযোগ-ত্রুটি", "challenge": "যাচাই-পাতা",
-    "robots_disallowed": "robots.txt-এ নিষেধ", "redirect": "রিডাইরেক্ট", "rate_limited": "অনুরোধ-সীমা",
+# Request results (the fetcher's words for what a request met): result -> (English, Bangla).
+# tests/publish/test_bangla.py derives every result name from collector/net/ and fails on one missing here.
+RESULTS = {
+    "ok": ("OK", "সফল"),
+    "not_modified": ("Not modified (304)", "অপরিবর্তিত (৩০৪)"),
+    "redirect": ("Redirect", "পুনর্নির্দেশ"),
+    "not_found": ("Not found (404)", "পাওয়া যায়নি (৪০৪)"),
+    "gone": ("Gone (410)", "সরিয়ে ফেলা (৪১০)"),
+    "rate_limited": ("Too many requests (429)", "অনুরোধের সীমা পার (৪২৯)"),
+    "server_error": ("Server error (5xx)", "সার্ভারের ত্রুটি"),
+    "http_error": ("Other HTTP error", "অন্যান্য এইচটিটিপি ত্রুটি"),
+    "timeout": ("Timed out", "সময় পেরিয়ে গেছে"),
+    "connection_error": ("Connection failed", "সংযোগ হয়নি"),
+    "too_large": ("Too large", "আকারে খুব বড়"),
+    "content_error": ("Unreadable content", "পড়া যায় না এমন বিষয়বস্তু"),
+    "challenge": ("Browser check (challenge)", "ব্রাউজার-যাচাইয়ের পাতা"),
+    "blocked": ("Blocked by the site", "সাইট আটকে দিয়েছে"),
+    "robots_disallowed": ("Disallowed by robots.txt", "robots.txt-এ নিষেধ"),
+    "robots_unreachable": ("robots.txt unreachable", "robots.txt পড়া যায়নি"),
+    "allowed": ("Allowed by robots.txt", "robots.txt-এ অনুমতি আছে"),
+    "invalid_url": ("Invalid address", "অচল ঠিকানা"),
+    "blocked_address": ("Address not fetched (private network)", "যে ঠিকানায় যাওয়া হয় না (ব্যক্তিগত নেটওয়ার্ক)"),
+    "redirect_loop": ("Redirect loop", "পুনর্নির্দেশের চক্র"),
+    "too_many_redirects": ("Too many redirects", "অতিরিক্ত পুনর্নির্দেশ"),
 }
 
 
@@ -91,6 +111,17 @@ def percent(value: float, lang: str) -> str:
 def date(moment: datetime, lang: str) -> str:
     """Return a date as '26 November 2026' or '২৬ নভেম্বর ২০২৬'."""
     return digits(f"{moment.day} {MONTHS[lang][moment.month - 1]} {moment.year}", lang)
+
+
+def moment(instant: datetime, lang: str, local_offset_hours: float) -> str:
+    """Return '1 December 2026, 08:24 UTC (14:24 in Dhaka)' or its Bangla, to the minute."""
+    local = instant + timedelta(hours=local_offset_hours)
+    utc, dhaka = instant.strftime("%H:%M"), local.strftime("%H:%M")
+    if local.date() != instant.date():  # past midnight in Dhaka: say which day
+        dhaka = f"{local.day} {MONTHS[lang][local.month - 1]}, {dhaka}"
+    if lang == "bn":
+        return f"{date(instant, lang)}, ইউটিসি {digits(utc, lang)} (ঢাকায় {digits(dhaka, lang)})"
+    return f"{date(instant, lang)}, {utc} UTC ({dhaka} in Dhaka)"
 
 
 def duration(amount: float, unit: str, lang: str) -> str:
@@ -139,10 +170,10 @@ def listing(items: list[str], lang: str) -> str:
 
 
 def result_label(result: str, lang: str) -> str:
-    """Return a request result as words."""
-    if lang == "bn":
-        return RESULTS_BN.get(result, result)
-    return result.replace("_", " ")
+    """Return a request result as words; a name not in RESULTS (a new one) as 'other result' in Bangla."""
+    if result in RESULTS:
+        return RESULTS[result][0 if lang == "en" else 1]
+    return "অন্য ফলাফল" if lang == "bn" else result.replace("_", " ").capitalize()
 
 
 def definitions(lang: str, least: int, share: float) -> list[tuple[str, str]]:

@@ -88,9 +88,44 @@ def test_overview_shows_withheld_groups_with_reasons_and_accessible_charts(store
     assert index.count('role="img"') == 2 and index.count("<title id=") == 2 and index.count("<desc id=") == 2
     assert index.count("<table") >= 6 and 'scope="col"' in index and 'scope="row"' in index
     assert "<th>" not in index  # every header cell says what it heads
-    assert re.search(r"<path d=\"M[\d. L]+\"", index)  # a line was drawn
-    assert "Last collection run finished 26 November 2026" in index
+    assert re.search(r"<path class=\"series\" d=\"M[\d. L]+\"", index)  # a line was drawn
+    assert "Last collection run finished</dt><dd><time datetime=\"2026-11-26T12:00:00" in index
     assert "২৬ নভেম্বর ২০২৬" in bangla
+
+
+def test_every_page_says_when_figures_were_updated_links_the_method_licence_and_contact(store, record, tmp_path):
+    _, files = _build(store, tmp_path)
+    for page in PAGES:
+        text = files[page]
+        bangla = page.startswith("bn/")
+        updated = "সংখ্যাগুলোর সর্বশেষ হালনাগাদ" if bangla else "Figures last updated"
+        assert f"<dt>{updated}</dt><dd><time datetime=\"2026-11-26T12:00:00" in text, page
+        when = "২৬ নভেম্বর ২০২৬, ইউটিসি ১২:০০ (ঢাকায় ১৮:০০)" if bangla else "26 November 2026, 12:00 UTC (18:00 in Dhaka)"
+        assert when in text, page
+        assert '<a href="method.html">' in text, page
+        assert f'<a href="{settings.FIGURES_LICENCE_URL}" rel="license"' in text and settings.FIGURES_LICENCE in text
+        assert ("প্রকাশিত সংখ্যার লাইসেন্স" if bangla else "Licence of the published figures") in text, page
+        assert ("যোগাযোগ" if bangla else "Contact") in text and f'href="{settings.CONTACT_ADDRESS}"' in text, page
+
+
+def test_licence_and_contact_come_from_the_settings(store, record, tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "FIGURES_LICENCE", "ODC-By 1.0")
+    monkeypatch.setattr(settings, "FIGURES_LICENCE_URL", "https://opendatacommons.org/licenses/by/1-0/")
+    monkeypatch.setattr(settings, "CONTACT_ADDRESS", "figures@takedownwatch.invalid")
+    _, files = _build(store, tmp_path)
+    for page in ("index.html", "bn/method.html"):
+        assert '<a href="https://opendatacommons.org/licenses/by/1-0/" rel="license"' in files[page]
+        assert ">ODC-By 1.0</a>" in files[page]
+        assert '<a href="mailto:figures@takedownwatch.invalid" lang="en">figures@takedownwatch.invalid</a>' in files[page]
+
+
+def test_past_midnight_in_dhaka_the_day_is_named():
+    from datetime import datetime, timezone
+    from collector.publish import texts
+
+    late = datetime(2026, 11, 26, 20, 30, tzinfo=timezone.utc)
+    assert texts.moment(late, "en", 6) == "26 November 2026, 20:30 UTC (27 November, 02:30 in Dhaka)"
+    assert texts.moment(late, "bn", 6) == "২৬ নভেম্বর ২০২৬, ইউটিসি ২০:৩০ (ঢাকায় ২৭ নভেম্বর, ০২:৩০)"
 
 
 @pytest.mark.parametrize("name, value, english, bangla", [
