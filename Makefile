@@ -35,7 +35,8 @@ run: install
 	$(PY) -m collector run
 	$(PY) -m collector build-site --out _site
 
-## The whole test suite (the browser test also needs Debian's chromium and fonts-noto-core: .ci/run installs them).
+## The whole test suite (actionlint and zizmor over every workflow: tests/test_workflows.py; the browser
+## test also needs Debian's chromium and fonts-noto-core: .ci/run installs them).
 test: install $(ACTIONLINT) $(AXE)
 	$(PY) -m pytest -q
 

@@ -84,6 +84,47 @@ def test_actionlint_would_see_a_broken_workflow(tmp_path):
     assert len(kinds) == 2 and {k for k, _ in kinds} >= {"expression"}
 
 
+# -- zizmor ---------------------------------------------------------------------------------
+
+# zizmor, the GitHub Actions security linter (PyPI, pinned in requirements-dev.txt), offline:
+# the audits that ask GitHub's API are left out; the rest read the files alone.
+ZIZMOR = Path(sys.executable).with_name("zizmor")
+
+
+def zizmor(*paths: Path) -> list[dict]:
+    """Return the findings zizmor reports (its regular persona), with the file and line of each."""
+    assert ZIZMOR.exists(), "zizmor is not installed: make install (requirements-dev.txt pins it)"
+    done = subprocess.run([str(ZIZMOR), "--offline", "--no-progress", "--format=json", *map(str, paths)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, *range(10, 20)), done.stderr  # 1x: findings of some severity
+    found = []
+    for finding in json.loads(done.stdout or "[]"):
+        where = finding["locations"][0]
+        found.append({"audit": finding["ident"],
+                      "file": where["symbolic"]["key"]["Local"]["verbatim_path"],
+                      "line": where["concrete"]["location"]["start_point"]["row"] + 1})
+    return found
+
+
+def test_zizmor_finds_nothing_in_any_workflow():
+    assert zizmor(*FILES) == []
+
+
+def test_zizmor_would_see_a_checkout_that_keeps_its_credentials(tmp_path):
+    broken = tmp_path / "collect.yml"
+    broken.write_text((WORKFLOWS / "collect.yml").read_text(encoding="utf-8")
+                      .replace("persist-credentials: false", ""), encoding="utf-8")
+    assert {f["audit"] for f in zizmor(broken)} == {"artipacked"}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_exception_to_zizmor_says_why(path):
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if "zizmor: ignore" in line:
+            reason = line.split("zizmor: ignore", 1)[1].partition("]")[2]
+            assert len(reason.strip(" :-")) >= 20, f"{path.name}: {line.strip()} gives no reason"
+
+
 # -- structure ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -338,6 +379,61 @@ def test_commit_published_never_pushes_a_rewritten_period(tmp_path, origin):
     done = _commit_published(job, "published: W46")
     assert done.returncode != 0 and "rewritten history" in done.stderr
     assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "published: W45"
+
+
+def test_commit_published_gives_the_token_to_git_alone_as_checkout_would(tmp_path, origin):
+    # The publish job checks out with persist-credentials: false, like the record's writers.
+    import base64
+
+    job = _clone(origin, tmp_path / "job")
+    _append_lines(job, "2026-W45")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    (shim / "git").write_text(f"""#!/bin/sh
+echo "$1|$*|${{GIT_CONFIG_KEY_0:-}}|${{GIT_CONFIG_VALUE_0:-}}" >> {log}
+exec {shutil.which("git")} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable, GITHUB_TOKEN="tok-456",
+               GITHUB_SERVER_URL="https://github.com", PATH=f"{shim}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(["bash", str(SCRIPTS / "commit_published.sh"), "published: W45"], cwd=job, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    header = "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:tok-456").decode()
+    push = [line.split("|") for line in log.read_text().splitlines() if line.startswith("push|")]
+    assert push and all(p[2:] == ["http.https://github.com/.extraheader", header] for p in push)
+    assert "tok-456" not in log.read_text().replace(header, "") and "tok-456" not in done.stdout
+
+
+def test_commit_record_gives_the_token_to_git_alone_as_checkout_would(tmp_path, origin):
+    # The writing jobs check out with persist-credentials: false (zizmor: artipacked); the
+    # push step's GITHUB_TOKEN reaches git through its environment, never its arguments.
+    job = _clone(origin, tmp_path / "job")
+    (tmp_path / "continued").mkdir()
+    two = _record(tmp_path / "continued", "run", 2)
+    (job / "data/record/2026/09/02").mkdir(parents=True)
+    shutil.copy(two / "2026/09/02/000002.jsonl.bz2", job / "data/record/2026/09/02/000002.jsonl.bz2")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    (shim / "git").write_text(f"""#!/bin/sh
+echo "$1|$*|${{GIT_CONFIG_KEY_0:-}}|${{GIT_CONFIG_VALUE_0:-}}" >> {log}
+exec {shutil.which("git")} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable, GITHUB_TOKEN="tok-123",
+               GITHUB_SERVER_URL="https://github.com", PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(["bash", str(SCRIPTS / "commit_record.sh"), "record: 2"], cwd=job, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import base64
+
+    header = "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:tok-123").decode()
+    push = [line.split("|") for line in log.read_text().splitlines() if line.startswith("push|")]
+    assert push and all(p[2:] == ["http.https://github.com/.extraheader", header] for p in push)
+    assert "tok-123" not in log.read_text().replace(header, "") and "tok-123" not in done.stdout
 
 
 def test_publish_warc_uploads_each_file_to_its_days_release_once(tmp_path):

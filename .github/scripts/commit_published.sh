@@ -14,6 +14,16 @@ branch=${GITHUB_REF_NAME:?GITHUB_REF_NAME is not set}
 python=${PYTHON:-python}
 output=${GITHUB_OUTPUT:-/dev/null}
 files=("$published/history.jsonl" "$decisions/decisions.jsonl")
+# The workflow checks out with persist-credentials: false, so the token reaches git only here:
+# as the header actions/checkout itself would set, through git's environment, not its argv
+# (as commit_record.sh does).
+if [[ -n "${GITHUB_TOKEN:-}" ]]; then
+  basic=$(printf 'x-access-token:%s' "$GITHUB_TOKEN" | base64 | tr -d '\n')
+  echo "::add-mask::$basic"
+  export GIT_CONFIG_COUNT=1
+  export GIT_CONFIG_KEY_0="http.${GITHUB_SERVER_URL:-https://github.com}/.extraheader"
+  export GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $basic"
+fi
 
 only_grown() {  # only_grown REV: every file of the history is REV's version with lines appended
   local rev=$1 file old

@@ -66,6 +66,8 @@ RESULTS = {
     "blocked_address": ("Address not fetched (private network)", "যে ঠিকানায় যাওয়া হয় না (ব্যক্তিগত নেটওয়ার্ক)"),
     "redirect_loop": ("Redirect loop", "পুনর্নির্দেশের চক্র"),
     "too_many_redirects": ("Too many redirects", "অতিরিক্ত পুনর্নির্দেশ"),
+    # The collector's own failure on one address (collector/net/fetcher.py: recorded, never raised).
+    "client_error": ("Collector error", "সংগ্রাহকের নিজের ত্রুটি"),
 }
 
 
