@@ -87,7 +87,8 @@ def tour(demo: Demo) -> str:
         lines.append(f"  a day as WACZ         {rel(demo.out / 'wacz')}/   (signed; opens in ReplayWeb.page)")
         lines.append(f"  an evidence bundle    {rel(demo.evidence)}/   (the article recorded gone, with its own verify.py)")
     lines += [
-        f"  the public site       {rel(demo.site)}/index.html   (and bn/index.html in Bangla)",
+        f"  the published figures {rel(demo.published)}/history.jsonl   (closed weeks and months, each decided once)",
+        f"  the public site       {rel(demo.site)}/index.html   (and bn/index.html in Bangla; built from that history)",
         "",
         "Browse the record (Datasette, with the project's plugins; WARC files are read from beside the database):",
         f"  make browse DB={db}",

@@ -85,6 +85,20 @@ def test_archive_export_and_verification_happen(demo):
     assert (finished.site / "index.html").is_file() and (finished.site / "bn" / "index.html").is_file()
 
 
+def test_the_site_is_built_from_the_published_history_of_the_demos_closed_weeks(demo):
+    import json
+
+    finished, _conn, _printed, _tour = demo
+    history = (finished.published / "history.jsonl").read_text(encoding="utf-8").splitlines()
+    assert history and all(json.loads(line)["kind"] in ("week", "month") for line in history)
+    stats = json.loads((finished.site / "stats.json").read_text(encoding="utf-8"))
+    weeks = {p["id"] for p in stats["periods"] if p["kind"] == "week"}
+    assert weeks and weeks <= {json.loads(line)["period"] for line in history}  # every week published, none afresh
+    index = (finished.site / "index.html").read_text(encoding="utf-8")
+    assert "Figures last published</dt><dd><time datetime=" in index
+    assert "python -m collector publish" in "\n".join(finished.commands)
+
+
 def test_evidence_bundle_when_the_command_exists(demo):
     finished, _conn, _printed, _tour = demo
     if not lifecycle.has_command("evidence"):
@@ -99,7 +113,7 @@ def test_the_tour_says_where_things_are_and_what_to_click(demo):
     assert f"make browse DB={db}" in text
     numbered = [line for line in text.splitlines() if line.strip()[:2] in ("1.", "2.", "3.")]
     assert len(numbered) == 3 and all(f"http://127.0.0.1:8001/{finished.db.stem}/" in line for line in numbered)
-    for path in ("record", "warc", "site/index.html"):
+    for path in ("record", "warc", "published/history.jsonl", "site/index.html"):
         assert f"{finished.out.name}/{path}" in text
     kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind"))
     assert f"{kinds['gone']} gone" in text

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from collector import settings
+from collector.publish.periods import week_start
 from collector.publish.site import build_site
 from collector.record.store import Store
 from testing.synthetic import NOW, SyntheticRecord, populate
@@ -40,6 +41,9 @@ NAMES = {"national": ("National dailies", "জাতীয় দৈনিক"),
 PAGES = ["index.html", "method.html", "outlets.html", "bn/index.html", "bn/method.html", "bn/outlets.html"]
 WIDTHS = (1280, 390)
 EXTERNAL = {settings.FIGURES_LICENCE_URL, settings.CONTACT_ADDRESS}  # the only links off the site
+# Figures are published for closed weeks only: build once NOW's week (2026-W48) has closed and been
+# published, and with it November (W45-W48), whose requests by result fill the results table.
+PUBLISHED = week_start(NOW) + timedelta(days=7, hours=settings.PUBLISH_AFTER_HOURS)
 
 
 def _record(store: Store, weeks: int) -> None:
@@ -64,9 +68,11 @@ def sites(tmp_path_factory) -> dict[str, Path]:
         base = tmp_path_factory.mktemp(f"browser-{name}")
         store = Store(base / "record.db")
         _record(store, weeks)
-        build_site(store, base / "site", NOW, settings)
+        build_site(store, base / "site", PUBLISHED, settings)
         store.conn.close()
         built[name] = base / "site"
+    one = (built["one"] / "index.html").read_text(encoding="utf-8")
+    assert one.count('class="chart chart-bars"') == 2  # the one-week site shows its published week, as bars
     return built
 
 
