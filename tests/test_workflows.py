@@ -591,3 +591,16 @@ def test_jobs_holding_the_database_can_move_to_a_bigger_runner():
                       ("rebuild-database.yml", "rebuild")):
         runner = load(WORKFLOWS / name)["jobs"][job]["runs-on"]
         assert runner == "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}", name
+
+
+def test_the_collection_ends_by_a_deadline_comfortably_inside_the_jobs_timeout():
+    workflow = load(WORKFLOWS / "collect.yml")
+    job = workflow["jobs"]["collect"]
+    first = job["steps"][0]["run"]
+    minutes = int(re.search(r"date -u -d '\+(\d+) minutes'", first).group(1))
+    assert "DEADLINE=" in first and "GITHUB_ENV" in first  # set before anything else of the job runs
+    # What follows the run (export, publish, push, save a database of gigabytes) keeps 10 minutes or more.
+    assert job["timeout-minutes"] - minutes >= 10
+    step = next(s for s in job["steps"] if "python -m collector run" in s.get("run", ""))
+    assert '--deadline "$DEADLINE"' in step["run"] and '--warc-store "$WARC_STORE"' in step["run"]
+    assert step["env"]["GH_TOKEN"] == "${{ github.token }}"

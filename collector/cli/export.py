@@ -6,9 +6,10 @@ import time
 
 import click
 
-from collector.cli.options import make_clock
+from collector.cli.options import Busy, lock_option, make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
+from collector.record.lock import DatabaseBusy, exclusive
 from collector.record.rebuild import rebuild, resume as resume_rebuild
 from collector.record.store import Store
 
@@ -31,7 +32,8 @@ def export():
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder (committed to git).")
 @click.option("--warc-dir", default=None, help="Record size and SHA-256 of the WARC files new rows point at.")
 @click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
-def export_new_command(db, out_dir, warc_dir, now):
+@lock_option
+def export_new_command(db, out_dir, warc_dir, now, lock_wait):
     """Write every row added or changed since the last export to one new file.
 
     \b
@@ -40,9 +42,12 @@ def export_new_command(db, out_dir, warc_dir, now):
     """
     when = make_clock(now).now()
     try:
-        store = Store(db)
-        result = export_new(store, out_dir, warc_dir=warc_dir, now=when)
-        store.close()
+        with exclusive(db, "export new", lock_wait):
+            store = Store(db)
+            result = export_new(store, out_dir, warc_dir=warc_dir, now=when)
+            store.close()
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     if result.path is None:
@@ -59,7 +64,8 @@ def export_new_command(db, out_dir, warc_dir, now):
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
-def rebuild_command(out_dir, db, resume):
+@lock_option
+def rebuild_command(out_dir, db, resume, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
@@ -78,10 +84,13 @@ def rebuild_command(out_dir, db, resume):
             click.echo(f"  read {done}/{total} export files ({done / total:.0%})", err=True)
 
     try:
-        if resume:
-            files, counts = resume_rebuild(out_dir, db, progress)
-        else:
-            counts = rebuild(out_dir, db, progress)
+        with exclusive(db, "export rebuild", lock_wait):
+            if resume:
+                files, counts = resume_rebuild(out_dir, db, progress)
+            else:
+                counts = rebuild(out_dir, db, progress)
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())
