@@ -58,17 +58,23 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
     if len(items) > budget:
         ctx.count("capture_over_budget")
         items = items[:budget]
-    made, failing = 0, [0]
+    made, failing, started, ended = 0, [0], [0], [0]
 
     def feed():
-        """Yield the items to fetch, stopping when the host keeps failing or the run is out of time."""
+        """Yield the items to fetch, stopping when the host keeps failing or the run is out of time.
+
+        A capture still waiting to retry may be failing too: none is begun while
+        those and the failures in a row could make the host down (as revisits do).
+        """
         for done, item in enumerate(items):
-            if failing[0] >= settings.CAPTURE_HOST_DOWN_AFTER or ctx.out_of_time("capture"):
+            if (failing[0] + started[0] - ended[0] >= settings.CAPTURE_HOST_DOWN_AFTER
+                    or ctx.out_of_time("capture")):
                 ctx.count("capture_carried_over", len(items) - done)
                 return
             if item["attempts"] and _outside_window(ctx, item["listed"]):
                 _give_up(ctx, item["url_key"])
                 continue
+            started[0] += 1
             yield item
 
     for item, response in ctx.fetcher.fetch_each(feed(), lambda item: item["url"], purpose="capture",
@@ -85,6 +91,7 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
             raise
         except Exception as exc:  # noqa: BLE001 - one address, recorded; the outlet goes on
             _failed_item(ctx, outlet_id, item, response, exc)
+        ended[0] += 1
         failing[0] = failing[0] + 1 if response.result in HOST_DOWN_RESULTS else 0
     return made
 
