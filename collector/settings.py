@@ -62,6 +62,14 @@ RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
 GONE_MIN_ABSENT_CHECKS = 3
 GONE_MIN_SPAN_HOURS = 6
 
+# Where the record lives. Each calendar year's export files go to a record repository of their own,
+# named for the year, so that no repository passes GitHub's recommended 5 GB: a year at 40 outlets is
+# about 3.8 GiB of git objects (bench/storage_growth.py), two years in one repository would be 8.
+RECORD_REPOSITORY_SUFFIX = "-record-{year}"  # appended to the code repository's owner/name
+# The next year's record repository is made this many days before the year ends (UTC), so that a
+# missing permission shows in December, not in the first job of January.
+RECORD_PREPARE_DAYS = 14
+
 # Publication: a group with fewer contributing outlets is withheld.
 MIN_OUTLETS_PER_FIGURE = 3
 # A count one outlet makes more than this share of is about that outlet: the (1, k%) dominance rule.

@@ -309,18 +309,72 @@ def test_vantage_falls_back_to_the_runner_name(tmp_path):
     assert done.stdout.strip() == "name=github-actions-github-actions-12"
 
 
-def test_run_summary_gives_groups_requests_duration_and_warnings(record):  # noqa: F811
+def _run_summary():
     sys.path.insert(0, str(SCRIPTS))
     try:
         import run_summary
     finally:
         sys.path.remove(str(SCRIPTS))
+    return run_summary
+
+
+def test_run_summary_gives_groups_requests_duration_and_warnings(record):  # noqa: F811
+    run_summary = _run_summary()
     text = run_summary.summary(record, "run")
     assert text.startswith("## run run 1\n") and "duration 10 min 0 s" in text
-    assert "| g1 | 1 | 1 | 1 | 1 | 1 | 1 | 1 |" in text  # one group, never an outlet
     assert "| ok | 3 | 0 |" in text and "| robots_disallowed | 1 | 1 |" in text
-    assert "### Warnings (0)" in text and "jago" not in text
+    assert "### Warnings: 0" in text and "jago" not in text
+    # One group of one outlet: its counts would be that outlet's, so no group row and no total.
+    assert "| g1 |" not in text and "| all outlets |" not in text and "smaller groups" not in text
     assert "No `archive` run" in run_summary.summary(record, "archive")
+
+
+def _summary_record(tmp_path: Path, sizes: dict[str, int]) -> tuple[Path, set[str]]:
+    """Return a database whose one run captured an article in every outlet of groups of these sizes, and
+    warned about each, and every outlet id and address in it."""
+    from collector.record.store import Store
+
+    store = Store(tmp_path / "summary.db")
+    run = store.insert("runs", {"command": "run", "started_at": "2026-09-01T00:17:00Z", "vantage": "v",
+                                "software_version": "0", "settings": "{}"})
+    secrets, warnings = set(), []
+    for group, size in sizes.items():
+        store.insert("outlet_groups", {"id": group, "name": group.title(), "name_bn": group})
+        for n in range(size):
+            outlet, host = f"{group}-paper{n}", f"{group}-paper{n}.example.com.bd"
+            url = f"https://{host}/national/{n}"
+            store.insert("outlets", {"id": outlet, "name": outlet, "name_bn": outlet, "homepage": f"https://{host}/",
+                                     "group_id": group, "first_seen_at": "t", "last_synced_at": "t"})
+            store.insert("requests", {"run_id": run, "outlet_id": outlet, "purpose": "listing", "method": "GET",
+                                      "url": url, "host": host, "attempt": 1, "sent": 1, "started_at": "t",
+                                      "finished_at": "t", "result": "ok", "vantage": "v"})
+            store.insert("capture_queue", {"url_key": url, "url": url, "outlet_id": outlet, "reason": "recent",
+                                           "queued_at": "t", "queued_run": run})
+            warnings.append(f"{outlet}: ConnectionError: HTTPSConnectionPool(host='{host}', port=443): {url}")
+            secrets |= {outlet, host, url}
+    store.insert("run_finishes", {"run_id": run, "finished_at": "2026-09-01T00:27:00Z", "counts": "{}",
+                                  "warnings": json.dumps(warnings)})
+    store.close()
+    return tmp_path / "summary.db", secrets
+
+
+@pytest.mark.parametrize("sizes, rows", [
+    ({"national": 4, "online": 3}, ["national", "online", "all outlets"]),
+    ({"national": 4, "agency": 1, "english": 2}, ["national", "smaller groups (2)", "all outlets"]),
+    ({"national": 4, "agency": 2}, ["national"]),  # the pool of 2 and the total that would give it away
+], ids=["large groups", "small groups pooled", "pool too small"])
+def test_run_summary_shows_groups_of_three_or_more_and_never_an_outlet_address_or_warning(tmp_path, sizes, rows):
+    db, secrets = _summary_record(tmp_path, sizes)
+    text = _run_summary().summary(db, "run")
+    shown = re.findall(r"^\| ([^|]+?) \| \d", text.split("### By group")[1].split("###")[0], re.M)
+    assert shown == rows, text
+    queued = {r: int(re.search(rf"^\| {re.escape(r)} \| (\d+) \| \d+ \| \d+ \| (\d+)", text, re.M).group(2))
+              for r in rows}
+    assert queued.get("all outlets", sum(sizes.values())) == sum(sizes.values())
+    assert f"### Warnings: {sum(sizes.values())}" in text
+    for secret in secrets:
+        assert secret not in text
+    assert "ConnectionError" not in text and "example.com.bd" not in text
 
 
 # -- the working database between jobs ---------------------------------------------------------

@@ -9,8 +9,9 @@ import click
 from collector.cli.options import make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
-from collector.record.folder import verify
+from collector.record.folder import continues, verify
 from collector.record.rebuild import rebuild, resume as resume_rebuild
+from collector.record.rollover import due, repositories, seed
 from collector.record.store import Store
 
 
@@ -54,21 +55,28 @@ def export_new_command(db, out_dir, warc_dir, now):
         click.echo(f"warning: WARC file {name} is not in {warc_dir}; its digest was not recorded", err=True)
 
 
+FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of successive years, "
+                "oldest first.")
+
+
 @export.command("rebuild")
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to read.")
+@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True, help=FOLDERS_HELP)
 @click.option("--db", default="data/takedownwatch.db", show_default=True, help="New database to write.")
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
-def rebuild_command(out_dir, db, resume):
+def rebuild_command(out_dirs, db, resume):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
     (the collect workflow keeps its database in the Actions cache between runs).
+    A record that spans several record repositories (one per year) is read
+    from every one of them, oldest first; a resume needs only the newest.
 
     \b
     Example:
         python -m collector export rebuild --out data/record --db data/takedownwatch.db
+        python -m collector export rebuild --out record-2026 --out record-2027 --db full.db
         python -m collector export rebuild --resume --out data/record --db data/takedownwatch.db
     """
     shown = [time.monotonic()]
@@ -80,9 +88,9 @@ def rebuild_command(out_dir, db, resume):
 
     try:
         if resume:
-            files, counts = resume_rebuild(out_dir, db, progress)
+            files, counts = resume_rebuild(list(out_dirs), db, progress)
         else:
-            counts = rebuild(out_dir, db, progress)
+            counts = rebuild(list(out_dirs), db, progress)
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())
@@ -93,17 +101,81 @@ def rebuild_command(out_dir, db, resume):
 
 
 @export.command("verify")
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to check.")
-def verify_command(out_dir):
+@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True,
+              help="Export folder to check; repeat it for the record repositories of successive years, "
+                   "oldest first, to check the chain across them.")
+def verify_command(out_dirs):
     """Check that the export files form one unbroken chain (no gap, fork or edit).
+
+    Given the record repositories of successive years, checks the chain
+    across every boundary. A folder that continues an earlier repository
+    not given is checked from the file it starts with.
 
     \b
     Example:
         python -m collector export verify --out data/record
+        python -m collector export verify --out record-2026 --out record-2027
     """
     try:
-        count = verify(out_dir)
+        count = verify(list(out_dirs))
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"{count} export files, chain intact")
+    link = continues(out_dirs[0])
+    click.echo(f"{count} export files, chain intact" + (
+        f" from {link['file']} (continuing {link['repository']}, not checked here: give its folder first "
+        "to check the chain across)" if link else ""))
 
+
+@export.command("rollover")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
+              help="This year's record folder (a clone of its record repository).")
+@click.option("--from", "previous", default=None,
+              help="Last year's record folder; only its last export file is read (a sparse checkout will do).")
+@click.option("--continues", "repository", default=None, help="Last year's record repository, owner/name.")
+@click.option("--check", is_flag=True, help="Only say whether the rollover is due: exit 0 when it is, 1 when not.")
+@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+def rollover_command(out_dir, previous, repository, check, now):
+    """Start this year's record folder from the last export file of the year before.
+
+    Each calendar year's files are committed to a record repository of their
+    own. The rollover is due when this year's folder holds no export file:
+    the last file of last year's is copied into it, with CONTINUES.json
+    naming where it came from, and the next export continues the chain.
+
+    \b
+    Example:
+        python -m collector export rollover --check --out data/record
+        python -m collector export rollover --from last-year --out data/record --continues org/tw-record-2026
+    """
+    if check:
+        if due(out_dir):
+            click.echo(f"rollover due: {out_dir} holds no export file")
+            return
+        click.echo(f"rollover not due: {out_dir} holds the record already")
+        click.get_current_context().exit(1)
+    if previous is None or repository is None:
+        raise click.UsageError("--from and --continues are needed (or --check)")
+    try:
+        copied = seed(previous, out_dir, repository, make_clock(now).now())
+    except TakedownWatchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"rolled over: {copied} continues {repository}")
+
+
+@export.command("repositories")
+@click.option("--prefix", required=True, help="The code repository's owner/name, which names the record's.")
+@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+def repositories_command(prefix, now):
+    """Print the record repositories of now: this year's, last year's, and those that must exist.
+
+    One line each: `current NAME`, `previous NAME`, then `prepare NAME` for
+    this year's and, in the last days of the year, next year's.
+
+    \b
+    Example:
+        python -m collector export repositories --prefix activaterights/takedownwatch
+    """
+    found = repositories(prefix, make_clock(now).now())
+    click.echo(f"current {found.current}\nprevious {found.previous}")
+    for name in found.prepare:
+        click.echo(f"prepare {name}")
