@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testing.fake_gh import FakeGitHub
 from tests.test_datasette import record  # noqa: F401  (a database with a row in every table)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,6 +141,17 @@ def test_collect_runs_hourly_at_an_odd_minute_never_cancelled():
     assert checkout["with"]["ref"] == "${{ github.ref }}"
 
 
+# Each secret, and the workflows allowed it: the archive keys, the App that reaches the record
+# repositories, the deploy key of a public site repository.
+SECRETS = {
+    "archive.yml": {"IA_ACCESS_KEY", "IA_SECRET_KEY", "TAKEDOWNWATCH_APP_KEY"},
+    "collect.yml": {"TAKEDOWNWATCH_APP_KEY"},
+    "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
+    "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
+    "pages.yml": {"TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
+}
+
+
 def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
     archive = load(WORKFLOWS / "archive.yml")
     assert _minute(archive) != _minute(load(WORKFLOWS / "collect.yml")) and int(_minute(archive)) % 2 == 1
@@ -148,19 +160,43 @@ def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
     assert step["env"]["IA_SECRET_KEY"] == "${{ secrets.IA_SECRET_KEY }}"
     for path in FILES:
         secrets = set(re.findall(r"secrets\.(\w+)", path.read_text(encoding="utf-8")))
-        assert secrets == ({"IA_ACCESS_KEY", "IA_SECRET_KEY"} if path.name == "archive.yml" else set())
+        assert secrets == SECRETS.get(path.name, set()), path.name
+        for step in steps(load(path)):  # each only in the one step that uses it
+            text = json.dumps(step)
+            if "TAKEDOWNWATCH_APP_KEY" in text:
+                assert step["uses"].startswith("actions/create-github-app-token@"), path.name
+                assert set(step["with"]) >= {"client-id", "private-key"} and "env" not in step
+            if "TAKEDOWNWATCH_SITE_DEPLOY_KEY" in text:
+                assert "push_site.sh" in step["run"], path.name
 
 
-def test_pages_builds_after_collection_and_deploys_with_pages_permissions_only():
+def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_permissions_only():
     pages = load(WORKFLOWS / "pages.yml")
     assert pages["on"]["workflow_run"] == {"workflows": ["collect"], "types": ["completed"]}
     assert "workflow_dispatch" in pages["on"]
-    build, deploy = pages["jobs"]["build"], pages["jobs"]["deploy"]
-    assert build["permissions"] == {"contents": "read"}
+    build, deploy, push = pages["jobs"]["build"], pages["jobs"]["deploy"], pages["jobs"]["push-site"]
+    assert build["permissions"] == {"contents": "read", "actions": "read"}
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
-    assert "python -m collector build-site --out _site" in runs(pages)
-    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact@") for s in build["steps"])
+    assert push["permissions"] == {"contents": "read"}
+    # Pages from this repository, or the site repository by its deploy key: never both.
+    assert (deploy["if"], push["if"]) == ("vars.TAKEDOWNWATCH_SITE_REPOSITORY == ''",
+                                          "vars.TAKEDOWNWATCH_SITE_REPOSITORY != ''")
+    text = runs(pages)
+    assert "python -m collector build-site --from-stats published/stats.json --out _site" in text
+    uses = [s.get("uses", "").split("@")[0] for s in build["steps"]]
+    # Neither the database nor the record: no cache, no level, only code and templates checked out.
+    assert "actions/cache/restore" not in uses and "level_database.sh" not in text and "data/" not in text
+    checkout = build["steps"][uses.index("actions/checkout")]["with"]
+    assert checkout["sparse-checkout"].split() == ["collector", "site"]
+    figures = build["steps"][uses.index("actions/download-artifact")]["with"]
+    assert figures["name"] == "published-figures"
+    assert uses.index("actions/download-artifact") < uses.index("actions/upload-pages-artifact")
+    assert "check_site.sh _site" in text
     assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])
+    # The figures the site is built from are what a collect job computed, uploaded alone.
+    collect = list(steps(load(WORKFLOWS / "collect.yml")))
+    upload = next(s for s in collect if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["name"] == "published-figures" and upload["with"]["path"] == "_figures/stats.json"
 
 
 def test_tests_run_on_push_and_pull_request():
@@ -189,9 +225,13 @@ def _clone(origin: Path, where: Path) -> Path:
     return where
 
 
-def _commit_record(clone: Path, message: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable,
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+RECORD_REPOSITORY = "activaterights/takedownwatch-record-2026"
+
+
+def _commit_record(clone: Path, message: str, github: FakeGitHub | None = None) -> subprocess.CompletedProcess:
+    github = github or FakeGitHub(clone.parent / "gh")
+    env = github.env(RECORD_REPOSITORY=RECORD_REPOSITORY, PYTHON=sys.executable,
+                     PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run(["bash", str(SCRIPTS / "commit_record.sh"), message], cwd=clone, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -215,11 +255,9 @@ def _record(tmp_path: Path, name: str, days: int):
 
 @pytest.fixture
 def origin(tmp_path):
-    """A bare 'GitHub' repository whose main holds one export file."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    """A private record repository on a fake GitHub whose main holds one export file."""
+    bare = FakeGitHub(tmp_path / "gh").create(RECORD_REPOSITORY)
     seed = _clone(bare, tmp_path / "seed")
-    git(seed, "checkout", "-q", "-b", "main")
     first = _record(tmp_path, "run", 1)
     shutil.copytree(first, seed / "data" / "record")
     git(seed, "add", ".")
@@ -268,34 +306,22 @@ def test_commit_record_never_pushes_a_forked_record(tmp_path, origin):
 
 
 def test_publish_warc_uploads_each_file_to_its_days_release_once(tmp_path):
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    state = tmp_path / "gh-state"
-    state.mkdir()
-    (fake / "gh").write_text(f"""#!/usr/bin/env bash
-echo "$*" >> {state}/calls
-tag=$3
-case "$1 $2" in
-  "release view") [ -e {state}/$tag ] || exit 1; [ "${{4:-}}" = --json ] && cat {state}/$tag; exit 0;;
-  "release create") touch {state}/$tag;;
-  "release upload") basename "$4" >> {state}/$tag;;
-esac
-""")
-    (fake / "gh").chmod(0o755)
+    github = FakeGitHub(tmp_path / "gh")
+    github.create("activaterights/takedownwatch")
     warc = tmp_path / "warc"
     for name in ("2026/09/01/run-000001-001700-aaaa.warc.gz", "2026/09/02/run-000002-001700-bbbb.warc.gz"):
         (warc / name).parent.mkdir(parents=True, exist_ok=True)
         (warc / name).write_bytes(b"warc")
-    env = dict(os.environ, PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    env = github.env(GITHUB_REPOSITORY="activaterights/takedownwatch")
     for _ in range(2):  # a second pass replaces nothing
         done = subprocess.run(["bash", str(SCRIPTS / "publish_warc.sh"), str(warc)], env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-    calls = (state / "calls").read_text().splitlines()
-    assert [c.split()[:3] for c in calls if " create " in f" {c} "] == [
+    calls = github.calls()
+    assert [c.split()[:3] for c in calls if c.startswith("release create ")] == [
         ["release", "create", "warc-2026-09-01"], ["release", "create", "warc-2026-09-02"]]
-    assert (state / "warc-2026-09-01").read_text().split() == ["run-000001-001700-aaaa.warc.gz"]
-    assert (state / "warc-2026-09-02").read_text().split() == ["run-000002-001700-bbbb.warc.gz"]
+    assert github.release_assets("warc-2026-09-01") == ["run-000001-001700-aaaa.warc.gz"]
+    assert github.release_assets("warc-2026-09-02") == ["run-000002-001700-bbbb.warc.gz"]
     assert "not replaced" in done.stderr
 
 
@@ -429,44 +455,101 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
 
 
 def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushing():
-    for name in ("collect.yml", "archive.yml", "pages.yml"):
+    for name in ("collect.yml", "archive.yml"):
         workflow = load(WORKFLOWS / name)
         listed = list(steps(workflow))
         uses = [s.get("uses", "").split("@")[0] for s in listed]
         text = [s.get("run", "") for s in listed]
         restore = uses.index("actions/cache/restore")
         level = next(i for i, t in enumerate(text) if "level_database.sh" in t)
-        assert restore < level and "export rebuild" not in "\n".join(text)
+        checkout = next(i for i, t in enumerate(text) if "record_repository.sh checkout" in t)
+        assert checkout < restore < level and "export rebuild" not in "\n".join(text)
         assert listed[restore]["with"]["restore-keys"] == "record-db-"
         assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
-        if name == "pages.yml":
-            assert "actions/cache/save" not in uses  # reads the record, never saves a database
-            continue
         save = uses.index("actions/cache/save")
         push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)
         fold = next(i for i, t in enumerate(text) if "wal_checkpoint" in t)
         assert push < fold < save and "if" not in listed[save]  # skipped when any step before failed
         assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
         assert listed[save]["with"]["key"].startswith("record-db-")
+        # The record goes to this year's record repository, named by the checkout.
+        assert listed[push]["env"]["RECORD_REPOSITORY"] == "${{ steps.record.outputs.repository }}"
+        assert listed[checkout]["id"] == "record"
 
 
-def test_a_lost_cache_is_refilled_by_hand_from_the_whole_record():
+def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     workflow = load(WORKFLOWS / "rebuild-database.yml")
     assert set(workflow["on"]) == {"workflow_dispatch"}
+    assert workflow["concurrency"]["group"] == "record"
     (job,) = workflow["jobs"].values()
     assert job["permissions"] == {"contents": "read"} and job["timeout-minutes"] == 360
     uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
     text = "\n".join(s.get("run", "") for s in job["steps"])
-    assert "actions/cache/restore" not in uses and "export rebuild --out data/record" in text
+    assert "actions/cache/restore" not in uses
+    assert "record_repository.sh history records" in text and 'export rebuild "${args[@]}"' in text
+    token = job["steps"][uses.index("actions/create-github-app-token")]["with"]
+    assert token["permission-contents"] == "read"  # reads the record repositories, writes none
     save = job["steps"][uses.index("actions/cache/save")]
     collect_save = next(s for s in steps(load(WORKFLOWS / "collect.yml"))
                         if s.get("uses", "").startswith("actions/cache/save@"))
-    assert save["with"] == collect_save["with"]  # where collect, archive and pages look
+    assert save["with"] == collect_save["with"]  # where collect and archive look
 
 
 def test_jobs_holding_the_database_can_move_to_a_bigger_runner():
     """The working database outgrows a standard hosted runner's disk within months at full load."""
-    for name, job in (("collect.yml", "collect"), ("archive.yml", "archive"), ("pages.yml", "build"),
-                      ("rebuild-database.yml", "rebuild")):
+    for name, job in (("collect.yml", "collect"), ("archive.yml", "archive"), ("rebuild-database.yml", "rebuild")):
         runner = load(WORKFLOWS / name)["jobs"][job]["runs-on"]
         assert runner == "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}", name
+
+
+# -- the record is never public ------------------------------------------------------------------
+
+# What writes the per-article record somewhere: its export files, its WARC files, a repository for it.
+WRITES = ("commit_record.sh", "publish_warc.sh", "record_repository.sh", "git push", "gh release", "gh repo create")
+GUARD = 'bash .github/scripts/require_private.sh "$GITHUB_REPOSITORY" "$VISIBILITY"'
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_job_can_write_the_record_before_it_refused_a_repository_that_is_not_private(path):
+    """A test that fails if a workflow could push the record to a public repository.
+
+    Every job that writes the record checks this repository's visibility first, as its context says it
+    (github.event.repository.visibility) and as the API says it, in a step that cannot be skipped; the
+    scripts that write check the repository they write to as well (tests/test_private_record.py).
+    """
+    for name, job in load(path)["jobs"].items():
+        listed = job.get("steps", [])
+        writing = [i for i, s in enumerate(listed) if any(w in s.get("run", "") for w in WRITES)]
+        if not writing:
+            continue
+        guards = [i for i, s in enumerate(listed) if s.get("run", "").strip() == GUARD]
+        assert guards and guards[0] < writing[0], f"{path.name} {name}: writes before refusing a public repository"
+        guard = listed[guards[0]]
+        assert guard["env"]["VISIBILITY"] == "${{ github.event.repository.visibility }}"
+        assert guard["env"]["GH_TOKEN"] == "${{ github.token }}"
+        assert "if" not in guard and "continue-on-error" not in guard and "continue-on-error" not in job
+        # Nothing but a checkout of the code comes before it: no request is made from a public repository.
+        assert all(s.get("uses", "").startswith("actions/checkout@") for s in listed[:guards[0]]), path.name
+    for script in ("commit_record.sh", "publish_warc.sh", "record_repository.sh"):
+        assert "require_private.sh" in (SCRIPTS / script).read_text(encoding="utf-8"), script
+
+
+def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
+    workflow = load(WORKFLOWS / "rollover.yml")
+    crons = [entry["cron"] for entry in workflow["on"]["schedule"]]
+    assert crons == ["29 5 15-31 12 *", "29 */6 1-3 1 *"] and "workflow_dispatch" in workflow["on"]
+    assert workflow["concurrency"] == load(WORKFLOWS / "collect.yml")["concurrency"]
+    (job,) = workflow["jobs"].values()
+    text = [s.get("run", "") for s in job["steps"]]
+    order = [next(i for i, t in enumerate(text) if needle in t) for needle in (
+        "require_private.sh", "record_repository.sh prepare", "record_repository.sh checkout",
+        "commit_record.sh", "export verify")]
+    assert order == sorted(order)
+    from datetime import datetime, timezone
+
+    from collector import settings
+    from collector.record.rollover import repositories
+    # The December schedule starts early enough for the repository to be made in time.
+    first = datetime(2026, 12, int(crons[0].split()[2].split("-")[0]), 5, 29, tzinfo=timezone.utc)
+    assert (datetime(2027, 1, 1, tzinfo=timezone.utc) - first).days <= settings.RECORD_PREPARE_DAYS + 3
+    assert len(repositories("o/tw", first.replace(day=31)).prepare) == 2

@@ -6,7 +6,9 @@
 # reads only the export files written since (`export rebuild --resume`). When
 # there is no copy, or the copy holds anything the record does not (its job
 # failed before pushing, or the record was rewritten), the copy is discarded and
-# the database is rebuilt from the whole record.
+# the database is rebuilt from the whole record. A record folder that continues last year's
+# record repository (CONTINUES.json) cannot be rebuilt alone: the job then stops, asking for the
+# rebuild-database workflow, which reads every year's repository.
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
@@ -20,5 +22,10 @@ if [[ -f "$db" ]]; then
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
   rm -f -- "$db" "$db-wal" "$db-shm"
+fi
+if [[ -f "$record/CONTINUES.json" ]]; then
+  echo "::error::no cached database continues the record, and $record continues an earlier year's record \
+repository: run the rebuild-database workflow (it reads every year's) and then this job again" >&2
+  exit 1
 fi
 "$python" -m collector export rebuild --out "$record" --db "$db"

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The record repositories: each calendar year's export files live in a private repository of their own,
+# PREFIX-record-YYYY (PREFIX is the code repository's owner/name), so that none passes GitHub's recommended
+# 5 GB (README, "Where the record lives"). gh and git use GH_TOKEN, a token that may read and write them.
+#
+#   bash .github/scripts/record_repository.sh prepare            # make this year's (and in late December
+#                                                                # next year's) repository, private
+#   bash .github/scripts/record_repository.sh checkout data/record  # clone this year's; roll over when due
+#   bash .github/scripts/record_repository.sh history records    # clone every year's, print them oldest first
+#
+# checkout prints `repository=OWNER/NAME` for $GITHUB_OUTPUT. The rollover: the first writing job of a year
+# finds its repository without an export file and copies the last file of the year before into it
+# (`python -m collector export rollover`); its own export continues the chain from that copy and its
+# commit carries both. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), NOW (default the clock),
+# RECORD_URL_BASE (default https://github.com), PYTHON.
+set -euo pipefail
+command=${1:?usage: record_repository.sh prepare | checkout DEST | history PARENT}
+prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_REPOSITORY is set}}
+base=${RECORD_URL_BASE:-https://github.com}
+python=${PYTHON:-python}
+here=$(dirname "$0")
+now=(); [[ -n "${NOW:-}" ]] && now=(--now "$NOW")
+plan=$("$python" -m collector export repositories --prefix "$prefix" "${now[@]}")
+current=$(awk '$1 == "current" {print $2}' <<< "$plan")
+previous=$(awk '$1 == "previous" {print $2}' <<< "$plan")
+
+exists() {  # 0: the repository exists; 1: GitHub says there is none; anything else stops the job
+  local answer
+  if answer=$(gh api "repos/$1" --jq .full_name 2>&1); then return 0; fi
+  if [[ "$answer" == *"HTTP 404"* ]]; then return 1; fi
+  echo "::error::could not ask GitHub whether $1 exists: $answer" >&2
+  exit 1
+}
+
+clone() {  # clone REPOSITORY DEST [git clone options]
+  local repository=$1 dest=$2
+  shift 2
+  git clone --quiet --depth 1 "$@" "$base/$repository.git" "$dest"
+}
+
+case "$command" in
+  prepare)
+    awk '$1 == "prepare" {print $2}' <<< "$plan" | while read -r name; do
+      if ! exists "$name"; then
+        gh repo create "$name" --private --add-readme \
+          --description "Takedown Watch: the record of ${name##*-} (private; never make it public)"
+        echo "created $name"
+      fi
+      bash "$here/require_private.sh" "$name"
+    done
+    ;;
+  checkout)
+    dest=${2:?usage: record_repository.sh checkout DEST}
+    if ! exists "$current"; then
+      echo "::error::$current does not exist: run the rollover workflow (it makes each year's record repository)" >&2
+      exit 1
+    fi
+    bash "$here/require_private.sh" "$current" >&2
+    [[ -n "${GH_TOKEN:-}" ]] && gh auth setup-git
+    clone "$current" "$dest"
+    if "$python" -m collector export rollover --check --out "$dest" >&2 && exists "$previous"; then
+      last_year=$(mktemp -d)
+      clone "$previous" "$last_year" --filter=blob:none --no-checkout
+      last=$(git -C "$last_year" ls-tree -r --name-only HEAD \
+        | grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$' | sort | tail -n 1 || true)
+      if [[ -n "$last" ]]; then  # only that one file is fetched
+        git -C "$last_year" checkout --quiet HEAD -- "$last"
+        "$python" -m collector export rollover --from "$last_year" --out "$dest" --continues "$previous" \
+          "${now[@]}" >&2
+      fi
+      rm -rf -- "$last_year"
+    fi
+    echo "repository=$current"
+    ;;
+  history)
+    parent=${2:?usage: record_repository.sh history PARENT}
+    mkdir -p "$parent"
+    name=$current folders=()
+    while [[ -n "$name" ]]; do
+      dest="$parent/${name##*/}"
+      [[ -d "$dest" ]] || clone "$name" "$dest"
+      folders=("$dest" "${folders[@]}")
+      name=$("$python" -c 'import json, sys
+try:
+    print(json.load(open(sys.argv[1]))["repository"])
+except FileNotFoundError:
+    pass' "$dest/CONTINUES.json")
+    done
+    printf '%s\n' "${folders[@]}"
+    ;;
+  *)
+    echo "usage: record_repository.sh prepare | checkout DEST | history PARENT" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,250 @@
+"""The per-article record is written only to private repositories, each year's to a repository of its own.
+
+The workflow scripts run here against a fake GitHub (testing/fake_gh.py): bare repositories in folders,
+a visibility for each, releases as lists of assets.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from collector.record import export, folder
+from collector.record import rebuild as rebuilding
+from collector.record.store import Store
+from testing.fake_gh import FakeGitHub
+from tests.record.test_export import dump
+from tests.record.test_rollover import years  # noqa: F401  (two years of record, rolled over)
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ROOT / ".github" / "scripts"
+CODE = "activaterights/takedownwatch"
+PYTHON = {"PYTHON": sys.executable, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def script(github: FakeGitHub, name: str, *args: str, cwd: Path | None = None, **env: str):
+    return subprocess.run(["bash", str(SCRIPTS / name), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=github.env(**PYTHON, **env))
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+# -- require_private.sh ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("context, visibility, allowed", [
+    ("private", "private", True),
+    ("", "private", True),  # the event says nothing (a schedule, long ago): the API's answer decides
+    ("public", "private", False),
+    ("", "public", False),
+    ("private", "public", False),  # made public while the job ran
+    ("", "internal", False),  # every member of the enterprise could read it
+    ("", None, False),  # no such repository, or the token may not see it
+    ("", "outage", False),  # GitHub does not answer: refused, never assumed private
+])
+def test_only_a_repository_both_the_context_and_the_api_call_private_is_written_to(tmp_path, context, visibility,
+                                                                                     allowed):
+    github = FakeGitHub(tmp_path)
+    if visibility not in (None, "outage"):
+        github.create(CODE, visibility)
+    if visibility == "outage":
+        github.create(CODE)
+        github.outage()
+    summary = tmp_path / "summary.md"
+    done = script(github, "require_private.sh", CODE, context, GITHUB_STEP_SUMMARY=str(summary))
+    assert (done.returncode == 0) is allowed, done.stdout + done.stderr
+    if allowed:
+        assert not summary.exists()
+    else:
+        text = summary.read_text()
+        assert text.startswith(f"## Refused: {CODE} is not a private repository\n")
+        assert "Nothing was committed, pushed or uploaded." in text and "::error" in done.stdout
+
+
+def _record_repository(github: FakeGitHub, tmp_path: Path, name: str, visibility: str) -> Path:
+    """Return a clone of a record repository holding one export file, and one more file not yet committed."""
+    bare = github.create(name, visibility)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), "clone")
+    store = Store(tmp_path / "job.db")
+    for day in range(2):
+        store.insert("runs", {"command": "run", "started_at": f"d{day}", "vantage": "v", "software_version": "0",
+                              "settings": "{}"})
+        export.export_new(store, clone, now=datetime(2026, 9, 1 + day, tzinfo=timezone.utc))
+        if day == 0:
+            git(clone, "add", ".")
+            git(clone, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "record: 1")
+            git(clone, "push", "-q", "origin", "main")
+    store.close()
+    return clone
+
+
+@pytest.mark.parametrize("visibility", ["public", "internal"])
+def test_commit_record_never_pushes_to_a_repository_that_is_not_private(tmp_path, visibility):
+    github = FakeGitHub(tmp_path / "gh")
+    name = f"{CODE}-record-2026"
+    clone = _record_repository(github, tmp_path, name, visibility)
+    before = git(github.url_base / f"{name}.git", "log", "--format=%s", "main")
+    summary = tmp_path / "summary.md"
+    done = script(github, "commit_record.sh", "record: run 2", RECORD=str(clone), RECORD_REPOSITORY=name,
+                  GITHUB_STEP_SUMMARY=str(summary))
+    assert done.returncode == 1 and f"the GitHub API says it is {visibility}" in done.stdout
+    assert git(github.url_base / f"{name}.git", "log", "--format=%s", "main") == before  # nothing pushed
+    assert git(clone, "log", "--format=%s") == before  # nor even committed
+    assert "## Refused" in summary.read_text()
+    github.set_visibility(name, "private")
+    done = script(github, "commit_record.sh", "record: run 2", RECORD=str(clone), RECORD_REPOSITORY=name)
+    assert done.returncode == 0, done.stderr
+    assert git(github.url_base / f"{name}.git", "log", "--format=%s", "main").split("\n")[0] == "record: run 2"
+
+
+def test_publish_warc_uploads_nothing_from_a_public_repository(tmp_path):
+    github = FakeGitHub(tmp_path / "gh")
+    github.create(CODE, "public")
+    warc = tmp_path / "warc" / "2026/09/01/run-000001-001700-aaaa.warc.gz"
+    warc.parent.mkdir(parents=True)
+    warc.write_bytes(b"warc")
+    done = script(github, "publish_warc.sh", str(tmp_path / "warc"), GITHUB_REPOSITORY=CODE)
+    assert done.returncode == 1 and "Refused" in done.stdout
+    assert not [c for c in github.calls() if c.startswith("release")]
+
+
+# -- record_repository.sh: a year's record in a repository of its own ----------------------------
+
+def _year_of_jobs(store: Store, record: Path, start: datetime, hours: int) -> None:
+    for hour in range(hours):
+        when = start + timedelta(hours=hour)
+        store.insert("runs", {"command": "run", "started_at": when.isoformat(), "vantage": "v",
+                              "software_version": "0", "settings": "{}"})
+        export.export_new(store, record, now=when)
+
+
+def _commit(github: FakeGitHub, record: Path, repository: str, message: str) -> None:
+    done = script(github, "commit_record.sh", message, RECORD=str(record), RECORD_REPOSITORY=repository)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_each_year_is_written_to_its_own_repository_and_the_chain_runs_across(tmp_path):
+    github = FakeGitHub(tmp_path / "gh")
+    env = {"RECORD_PREFIX": CODE}
+    # 20 December 2026: this year's repository and next year's are made, private.
+    prepared = script(github, "record_repository.sh", "prepare", NOW="2026-12-20T05:23:00Z", **env)
+    assert prepared.returncode == 0, prepared.stdout + prepared.stderr
+    assert [c for c in github.calls() if c.startswith("repo create")] == [
+        f"repo create {CODE}-record-2026 --private --add-readme --description "
+        "Takedown Watch: the record of 2026 (private; never make it public)",
+        f"repo create {CODE}-record-2027 --private --add-readme --description "
+        "Takedown Watch: the record of 2027 (private; never make it public)"]
+    # The last jobs of 2026 write to 2026's repository.
+    store = Store(tmp_path / "work.db")
+    out = script(github, "record_repository.sh", "checkout", str(tmp_path / "job-2026"),
+                 NOW="2026-12-31T21:17:00Z", **env)
+    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2026\n", out.stderr
+    _year_of_jobs(store, tmp_path / "job-2026", datetime(2026, 12, 31, 21, 17, tzinfo=timezone.utc), 3)
+    _commit(github, tmp_path / "job-2026", f"{CODE}-record-2026", "record: the last of 2026")
+    store.checkpoint()
+    shutil.copyfile(tmp_path / "work.db", tmp_path / "cached.db")
+    # The first job of 2027 finds its repository empty and rolls the record over into it.
+    out = script(github, "record_repository.sh", "checkout", str(tmp_path / "job-2027"),
+                 NOW="2027-01-01T00:17:00Z", **env)
+    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2027\n", out.stderr
+    assert "rolled over" in out.stderr
+    _year_of_jobs(store, tmp_path / "job-2027", datetime(2027, 1, 1, 0, 17, tzinfo=timezone.utc), 2)
+    _commit(github, tmp_path / "job-2027", f"{CODE}-record-2027", "record: the first of 2027")
+    store.close()
+    # A later job of 2027 finds the rollover done.
+    later = script(github, "record_repository.sh", "checkout", str(tmp_path / "later"),
+                   NOW="2027-01-01T01:17:00Z", **env)
+    assert later.returncode == 0 and "rolled over" not in later.stderr
+    assert folder.verify(tmp_path / "later") == 3  # the copy of the last file of 2026, and 2027's two
+    # Every year's repository, oldest first, makes one chain and rebuilds the database.
+    history = script(github, "record_repository.sh", "history", str(tmp_path / "all"), NOW="2027-03-01T00:00:00Z",
+                     **env)
+    assert history.returncode == 0, history.stderr
+    folders = history.stdout.split()
+    assert [Path(f).name for f in folders] == ["takedownwatch-record-2026", "takedownwatch-record-2027"]
+    assert folder.verify(folders) == 5
+    rebuilding.rebuild(folders, tmp_path / "rebuilt.db")
+    assert dump(tmp_path / "rebuilt.db") == dump(tmp_path / "work.db")
+    rebuilding.resume(folders[-1], tmp_path / "cached.db")  # the cache of 2026 resumes from 2027 alone
+    assert dump(tmp_path / "cached.db") == dump(tmp_path / "work.db")
+
+
+def test_checkout_refuses_a_public_or_missing_repository_and_never_starts_a_chain_on_an_outage(tmp_path):
+    github = FakeGitHub(tmp_path / "gh")
+    env = {"RECORD_PREFIX": CODE, "NOW": "2027-01-01T00:17:00Z"}
+    missing = script(github, "record_repository.sh", "checkout", str(tmp_path / "a"), **env)
+    assert missing.returncode == 1 and "run the rollover workflow" in missing.stderr
+    github.create(f"{CODE}-record-2027", "public")
+    public = script(github, "record_repository.sh", "checkout", str(tmp_path / "b"), **env)
+    assert public.returncode == 1 and not (tmp_path / "b").exists()
+    github.set_visibility(f"{CODE}-record-2027", "private")
+    github.outage()
+    down = script(github, "record_repository.sh", "checkout", str(tmp_path / "c"), **env)
+    assert down.returncode == 1 and not (tmp_path / "c").exists()
+
+
+# -- the public site: the built pages and stats.json, nothing else ---------------------------------
+
+def _site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    (site / "bn").mkdir(parents=True)
+    (site / "static").mkdir()
+    for page in ("index.html", "method.html", "outlets.html", "bn/index.html"):
+        (site / page).write_text(f"<html>{page}</html>\n", encoding="utf-8")
+    (site / "static" / "style.css").write_text("body {}\n", encoding="utf-8")
+    (site / "stats.json").write_text("{}\n", encoding="utf-8")
+    return site
+
+
+@pytest.mark.parametrize("intruder", [None, "takedownwatch.db", "data/record/2026/09/01/000001.jsonl.bz2",
+                                      "warc/run-000001.warc.gz", "static/stats.json", ".git-credentials"])
+def test_the_site_is_checked_before_it_is_published(tmp_path, intruder):
+    site = _site(tmp_path)
+    if intruder:
+        (site / intruder).parent.mkdir(parents=True, exist_ok=True)
+        (site / intruder).write_bytes(b"private")
+    done = subprocess.run(["bash", str(SCRIPTS / "check_site.sh"), str(site)], capture_output=True, text=True)
+    assert (done.returncode == 0) is (intruder is None), done.stdout + done.stderr
+    if intruder:
+        assert intruder in done.stderr
+
+
+def test_the_site_is_pushed_to_a_public_site_repository_and_nothing_else_is(tmp_path):
+    github = FakeGitHub(tmp_path / "gh")
+    bare = github.create("activaterights/takedownwatch-site", "public")
+    site = _site(tmp_path)
+
+    def push():
+        return subprocess.run(["bash", str(SCRIPTS / "push_site.sh"), str(site), str(bare)], capture_output=True,
+                              text=True, timeout=60, env=github.env())
+
+    first = push()
+    assert first.returncode == 0 and "pushed the site" in first.stdout, first.stderr
+    tree = sorted(git(bare, "ls-tree", "-r", "--name-only", "main").split())
+    assert tree == [".nojekyll", "bn/index.html", "index.html", "method.html", "outlets.html", "static/style.css",
+                    "stats.json"]  # the site repository's README is replaced by the site
+    assert "site unchanged" in push().stdout
+    (site / "takedownwatch.db").write_bytes(b"SQLite format 3\x00")
+    refused = push()
+    assert refused.returncode == 1 and "takedownwatch.db" in refused.stderr
+    assert git(bare, "log", "--format=%s", "main").count("\n") == 2  # the README's commit and one build
+
+
+def test_a_job_without_a_cache_asks_for_the_rebuild_of_every_year(years, tmp_path):  # noqa: F811
+    _old, new, _work, saved = years
+    env = dict(os.environ, **PYTHON)
+    lost = subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(new), str(tmp_path / "none.db")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert lost.returncode == 1 and "run the rebuild-database workflow" in lost.stderr
+    assert not (tmp_path / "none.db").exists()
+    cached = subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(new), str(saved)],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert cached.returncode == 0 and "2 newer export file(s)" in cached.stdout, cached.stderr
