@@ -45,6 +45,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/encoding_invariance.py
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
+	-$(PY) bench/shards.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

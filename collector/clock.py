@@ -52,6 +52,11 @@ class Clock:
         return iso(self.now())
 
     @staticmethod
+    def epoch() -> float:
+        """Return real POSIX seconds (never the --now start): the time other processes share."""
+        return time.time()
+
+    @staticmethod
     def monotonic() -> float:
         """Return seconds on a clock that never goes back (for pacing)."""
         return time.monotonic()

@@ -24,6 +24,17 @@ MIN_INTERVAL_SECONDS = 2.0
 PACING_SAFETY_SECONDS = 0.05
 LOOPBACK_PACING_SAFETY_SECONDS = 0.0002
 
+# Several vantages. The two-second limit holds per site, not per vantage: with V vantages
+# each takes its own slot of (interval + margin) seconds in a cycle of V slots
+# (collector/net/slots.py), so one vantage asks a host at most once a cycle. Half the
+# margin absorbs the difference of two vantages' clocks and network delays to a site
+# (NTP-synchronised runners agree within milliseconds; delays differ by up to ~0.3 s
+# between a runner abroad and one in Bangladesh); the other half is when a request may begin.
+VANTAGE_SLOT_MARGIN_SHARE = 0.5  # of the interval: 1 s at 2 s, so slots of 3 s
+# Two vantages' answers for one address are compared when asked this close together:
+# each vantage runs hourly, and captures and revisits follow each one's own schedule.
+VANTAGE_COMPARE_WINDOW_HOURS = 2
+
 # Retries. Server errors and timeouts are often transient; three attempts in
 # all is the method's promise, with growing delays so a struggling site can
 # recover. 404 and 410 are answers, never retried.

@@ -18,7 +18,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-_next_address = itertools.count(2)
+_next_address = itertools.count(0)
+
+
+def next_address() -> str:
+    """Return the next unused loopback address: 127.0.0.2, 127.0.0.3, ... 127.0.0.254, 127.0.1.2, ...
+
+    Every host of a process gets its own address (a host is its own site), and
+    the whole of 127.0.0.0/8 is loopback, so a benchmark of hundreds of hosts
+    never runs out (the third octet wraps after 65,000 hosts).
+    """
+    n = next(_next_address)
+    return f"127.0.{(n // 253) % 256}.{n % 253 + 2}"
 # Linux's SO_TIMESTAMPNS (Python does not name it on every build).
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
@@ -42,6 +53,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: bytes
+    client: str = ""  # the source address the request came from
 
 
 Route = Reply | Callable[["Handler"], None] | Callable[["Handler"], Reply]
@@ -103,7 +115,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         host: Host = self.server.host
-        host.seen.append(Seen(self.arrived, self.command, self.path, dict(self.headers), body))
+        host.seen.append(Seen(self.arrived, self.command, self.path, dict(self.headers), body,
+                             self.client_address[0]))
         route = host.route_for(self.path)
         if route is None:
             self.send_reply(Reply(404, b"not found", content_type="text/plain"))
@@ -154,7 +167,7 @@ class Host:
     def __init__(self, routes: dict[str, Route] | None = None, address: str | None = None):
         self.routes: dict[str, Route] = dict(routes or {})
         self.seen: list[Seen] = []
-        self.address = address or f"127.0.0.{next(_next_address)}"
+        self.address = address or next_address()
         self._server = _Server((self.address, 0), Handler)
         self._server.host = self
         self.port = self._server.server_address[1]

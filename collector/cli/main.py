@@ -14,7 +14,10 @@ from pathlib import Path
 import click
 
 from collector import settings
-from collector.cli.options import check_interval, common_options, edge, make_clock, open_store
+from collector.collect.shards import parse_shard
+from collector.net.slots import vantage_slots
+from collector.errors import BadArgument
+from collector.cli.options import check_interval, check_source_address, common_options, edge, make_clock, open_store
 from collector.collect.context import RunContext, default_vantage
 from collector.registry import load_registry
 from collector.record.registry_mirror import sync_registry
@@ -30,9 +33,12 @@ def cli():
     """
 
 
-def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
+def _start(db, warc_dir, outlets, now, vantage, min_interval, command, vantage_slot="1/1", source_address=None):
     registry = load_registry(outlets)  # a malformed registry stops here, before any request
     interval, loopback = check_interval(min_interval, registry)
+    slots = vantage_slots(vantage_slot, interval)
+    if source_address:
+        check_source_address(source_address)
     clock = make_clock(now)
     store = open_store(db)
     sync_registry(store, registry, clock)
@@ -42,9 +48,20 @@ def _start(db, warc_dir, outlets, now, vantage, min_interval, command):
         # they still grow but a demo or test does not wait 20 s per retry.
         scale = interval / settings.MIN_INTERVAL_SECONDS
         options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
+    if slots.count > 1:
+        options["slots"] = slots
+    if source_address:
+        options["source_address"] = source_address
     ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
                           warc_dir=warc_dir, interval=interval, allow_loopback=loopback, **options)
     return ctx
+
+
+def _shard_option(_context, _param, value: str) -> tuple[int, int]:
+    try:
+        return parse_shard(value)
+    except BadArgument as exc:
+        raise click.BadParameter(str(exc)) from exc
 
 
 def _progress(done: int, total: int, summary: dict) -> None:
@@ -57,8 +74,16 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--min-interval", type=float, default=None,
               help=f"Seconds between requests to one host; below {settings.MIN_INTERVAL_SECONDS} only for loopback hosts.")
 @click.option("--outlet", "only", multiple=True, help="Only this outlet id (repeatable).")
+@click.option("--shard", default="1/1", show_default=True, callback=_shard_option,
+              help="Collect (and revisit) only shard K of N: the outlets whose registrable domain "
+                   "falls to K by rendezvous hashing.")
+@click.option("--vantage-slot", default="1/1", show_default=True,
+              help="This vantage is K of V that collect from the same sites: it takes slot K of each cycle "
+                   "of V, so every site still sees at most one request per interval.")
+@click.option("--source-address", default=None,
+              help="Local IP address every connection leaves from (a multi-homed runner).")
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     \b
@@ -67,13 +92,17 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only):
     """
     from collector.collect.pipeline import active_outlets, run_collection
     from collector.collect.revisits import run_rechecks
+    from collector.collect.vantages import compare_run
 
-    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run")
-    targets = active_outlets(ctx, list(only) or None)
-    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}", err=True)
+    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run", vantage_slot, source_address)
+    targets = active_outlets(ctx, list(only) or None, shard)
+    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
+               + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)
     run_collection(ctx, targets, progress=_progress)
     if settings.RECHECKS_ENABLED:
-        run_rechecks(ctx)
+        # A shard revisits only its own outlets' articles: another process paces the others' hosts.
+        run_rechecks(ctx, outlets={o.id for o in targets} if shard[1] > 1 else None)
+    compare_run(ctx)  # this run's answers against other vantages' for the same addresses
     ctx.finish()
     counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
     ctx.store.close()
@@ -177,9 +206,9 @@ def _register() -> None:
     """Add the commands defined beside their stages."""
     from collector.cli.archive import archive
     from collector.cli.export import export
-    from collector.cli.review import annotate, annotate_review, annotations, review
+    from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
-    for command in (archive, review, annotate, annotate_review, annotations, export):
+    for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences):
         cli.add_command(command)
 
 

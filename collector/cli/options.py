@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 from urllib.parse import urlsplit
 
 import click
@@ -79,3 +80,12 @@ def check_interval(min_interval: float | None, registry) -> tuple[float, bool]:
             f"which may be lowered only when every target host is loopback (127.0.0.0/8, ::1); "
             f"these are not: {', '.join(outside[:5])}" + (" ..." if len(outside) > 5 else ""))
     return min_interval, True
+
+
+def check_source_address(address: str) -> str:
+    """Return a --source-address that is an IP address literal; refuse anything else."""
+    try:
+        ipaddress.ip_address(address)
+    except ValueError as exc:
+        raise click.BadParameter(f"{address!r} is not an IP address", param_hint="--source-address") from exc
+    return address

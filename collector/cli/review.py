@@ -16,7 +16,7 @@ from collector.review.annotations import (
     SIGNERS_FILE, DEFAULT_DIR, VERDICTS, AnnotationError, check_author, digest, event_record, find, new_id,
     verify, verify_all, write_signed,
 )
-from collector.review.order import format_row, review_rows
+from collector.review.order import VANTAGE_DIFFERENCES_SQL, format_difference, format_row, review_rows
 
 
 @click.command()
@@ -161,3 +161,28 @@ def verify_command(db, warc_dir, outlets, now, vantage, annotations_dir, allowed
     if failed:
         raise click.ClickException(f"{failed} of {len(results)} files did not verify")
     click.echo(f"{len(results)} files verified" + ("" if conn is not None else f" (no record at {db} to compare)"))
+
+
+@click.command("vantage-differences")
+@common_options
+@click.option("--limit", type=int, default=None, help="Print at most this many differences.")
+@edge
+def vantage_differences(db, warc_dir, outlets, now, vantage, limit):
+    """List answers that differed by vantage for one address, the oldest articles' first.
+
+    Each line names both vantages' results and request ids (a page reached from
+    one and blocked, challenged, timed out or different from the other).
+
+    \b
+    Example:
+        python -m collector vantage-differences --limit 20
+    """
+    conn = open_read_only(db)
+    try:
+        rows = conn.execute(VANTAGE_DIFFERENCES_SQL).fetchall()
+    finally:
+        conn.close()
+    rows = rows[:limit] if limit is not None else rows
+    for row in rows:
+        click.echo(format_difference(row))
+    click.echo(f"{len(rows)} differences", err=True)

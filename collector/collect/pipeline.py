@@ -17,17 +17,19 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from collector import settings
 from collector.collect.capture import capture_outlet
 from collector.collect.context import RunContext
+from collector.collect.shards import in_shard
 from collector.collect.discovery import Discoverer, current_sources
 from collector.collect.sources import OutletRow, SourceReader
 
 
-def active_outlets(ctx: RunContext, only: list[str] | None = None) -> list[OutletRow]:
-    """Return the active outlets (or the named ones) as OutletRows."""
+def active_outlets(ctx: RunContext, only: list[str] | None = None,
+                   shard: tuple[int, int] = (1, 1)) -> list[OutletRow]:
+    """Return the active outlets (or the named ones) of shard (K, N) as OutletRows."""
     rows = ctx.store.query("SELECT id, homepage, operator_sources FROM outlets WHERE active = 1 ORDER BY id")
     outlets = [OutletRow(r["id"], r["homepage"], tuple(json.loads(r["operator_sources"]))) for r in rows]
     if only:
         outlets = [o for o in outlets if o.id in only]
-    return outlets
+    return [o for o in outlets if in_shard(o.homepage, shard)]
 
 
 def collect_outlet(ctx: RunContext, outlet: OutletRow) -> dict:

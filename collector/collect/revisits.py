@@ -27,6 +27,7 @@ Outcomes (`classify`):
 
 from __future__ import annotations
 
+from collections.abc import Collection
 import json
 import sys
 import traceback
@@ -82,8 +83,10 @@ def _pairs(kind: str, count: int) -> str:
     return ", ".join(f"(:{kind}{n}a, :{kind}{n}b)" for n in range(count))
 
 
-def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
+def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] | None = None) -> tuple[str, dict]:
     """Return (SQL, parameters) selecting the scheduled checks not yet performed that fall due by `until`.
+
+    With `outlets`, only their articles' checks (a shard's: collect/shards.py).
 
     The due test comes before the NOT EXISTS probe so slots still in the
     future cost no index lookup.
@@ -109,11 +112,13 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z") -> tuple[str, dict]:
              AND c.slot = 'followup:' || o.id || '+' || h.label || 'h'))
     SELECT p.article_id, p.slot, p.follows, p.since, p.hours, a.outlet_id, a.url,
            julianday(p.since) + p.hours / 24.0 AS due_day
-    FROM pending p JOIN articles a ON a.id = p.article_id"""
+    FROM pending p JOIN articles a ON a.id = p.article_id
+    WHERE :outlets IS NULL OR a.outlet_id IN (SELECT value FROM json_each(:outlets))"""
     names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow))
              for n in range(len(rows)) for col in "ab"]
     values = [v for row in slots + follow for v in row]
-    return sql, {**dict(zip(names, values)), "until": until}
+    chosen = None if outlets is None else json.dumps(sorted(outlets))
+    return sql, {**dict(zip(names, values)), "until": until, "outlets": chosen}
 
 
 def _due(row) -> DueCheck:
@@ -122,17 +127,18 @@ def _due(row) -> DueCheck:
     return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"])
 
 
-def due_checks(store: Store, now: datetime, limit: int | None = None) -> list[DueCheck]:
-    """Return the checks due at `now`, most overdue first, at most `limit` of them."""
-    sql, params = _pending_sql(iso(now))
+def due_checks(store: Store, now: datetime, limit: int | None = None,
+               outlets: Collection[str] | None = None) -> list[DueCheck]:
+    """Return the checks due at `now` (of `outlets` only, when given), most overdue first, at most `limit`."""
+    sql, params = _pending_sql(iso(now), outlets)
     rows = store.query(f"{sql} ORDER BY due_day, p.article_id, p.hours LIMIT :limit",
                        {**params, "limit": -1 if limit is None else limit})
     return [d for d in map(_due, rows) if d.due_at <= now]
 
 
-def count_due(store: Store, now: datetime) -> int:
-    """Return how many checks are due at `now`, whatever the budget."""
-    sql, params = _pending_sql(iso(now))
+def count_due(store: Store, now: datetime, outlets: Collection[str] | None = None) -> int:
+    """Return how many checks are due at `now` (of `outlets` only, when given), whatever the budget."""
+    sql, params = _pending_sql(iso(now), outlets)
     return store.one(f"SELECT COUNT(*) FROM ({sql})", params)[0]
 
 
@@ -259,8 +265,10 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
     return tally
 
 
-def run_rechecks(ctx: RunContext, *, workers: int | None = None) -> dict:
+def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collection[str] | None = None) -> dict:
     """Return a summary (due, performed, left, outcomes, events) after performing the checks due now.
+
+    With `outlets`, only the checks of their articles: a shard revisits what it collects.
 
     At most settings.RECHECKS_PER_RUN checks, the most overdue first; the rest
     stay due for the next run. Outlets are worked on concurrently, one thread
@@ -269,9 +277,9 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None) -> dict:
     if ctx.fetcher is None or ctx.warc is None:
         raise TypeError("run_rechecks needs a run context opened with a WARC folder (and so a fetcher)")
     now = ctx.clock.now()
-    due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN)
+    due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN, outlets)
     # Counting everything due costs a second pass; only needed when the budget cut the list.
-    backlog = count_due(ctx.store, now) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
+    backlog = count_due(ctx.store, now, outlets) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
     by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
     for item in due:
         by_outlet[item.outlet_id].append(item)

@@ -19,6 +19,7 @@ from collector.net.ledger import Ledger
 from collector.net.guard import AddressGuard
 from collector.net.pacing import HostPacer
 from collector.net.robotscache import HostRobots, RobotsBook
+from collector.net.slots import VantageSlots
 from collector.net.warc import WarcPointer
 from collector.net.wire import Exchange, new_pool, send_once
 
@@ -73,6 +74,8 @@ class Fetcher:
         total_timeout: float = settings.TOTAL_TIMEOUT_SECONDS,
         max_bytes: int = settings.MAX_RESPONSE_BYTES,
         max_retry_after: float = settings.MAX_RETRY_AFTER_SECONDS,
+        slots: VantageSlots | None = None,
+        source_address: str | None = None,
     ):
         if interval < settings.MIN_INTERVAL_SECONDS and not allow_loopback:
             raise ConfigError(
@@ -85,12 +88,12 @@ class Fetcher:
         self.timeouts = (connect_timeout, read_timeout, total_timeout)
         self.max_bytes = max_bytes
         self.max_retry_after = max_retry_after
-        self.pacer = HostPacer(interval, self.clock, self._margin)
+        self.pacer = HostPacer(interval, self.clock, self._margin, slots)
         self.guard = AddressGuard(allow_loopback=allow_loopback)
         self.robots = RobotsBook(self)
         # One pool manager for all threads: urllib3's pools are thread-safe,
         # and keep-alive connections are reused per host.
-        self._pool = new_pool()
+        self._pool = new_pool(source_address)
 
     # -- public -------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Callable
 
 from collector import settings
 from collector.clock import Clock
+from collector.net.slots import VantageSlots
 
 
 @dataclass
@@ -41,8 +42,10 @@ class HostPacer:
     independently (hosts are served concurrently).
     """
 
-    def __init__(self, interval: float, clock: Clock, safety: Callable[[str], float] = lambda host: 0.0):
+    def __init__(self, interval: float, clock: Clock, safety: Callable[[str], float] = lambda host: 0.0,
+                 slots: VantageSlots | None = None):
         self.interval = interval
+        self.slots = slots  # this vantage's time slots when several vantages share the sites
         self.safety = safety  # host -> its margin above the interval, asked once per host
         self.clock = clock
         self.start_at: float | None = None
@@ -118,6 +121,13 @@ class HostPacer:
             self._due[key] = ready
             return ready
 
+    def _in_slot(self, ready: float) -> float:
+        """Return the first monotonic time from `ready` inside this vantage's slots (collector/net/slots.py)."""
+        if self.slots is None:
+            return ready
+        offset = self.clock.epoch() - self.clock.monotonic()
+        return self.slots.next_start(ready + offset) - offset
+
     def _written(self) -> None:
         with self._guard:
             self._on_wire -= 1
@@ -174,8 +184,10 @@ class _Turn:
             ready = pacer.start_at
         if ready is None:
             ready = pacer.clock.monotonic()
-        ready = pacer._going(id(self), ready)
+        ready = pacer._going(id(self), pacer._in_slot(ready))
         pacer.clock.sleep(ready - pacer.clock.monotonic())
+        while pacer.slots is not None and pacer._in_slot(pacer.clock.monotonic()) > pacer.clock.monotonic():
+            pacer.clock.sleep(pacer._in_slot(pacer.clock.monotonic()) - pacer.clock.monotonic())  # woke late
         pacer._going(id(self), None)
         self.on_wire = True
         # The start is stamped when the wait ends: the gap is measured between

@@ -193,14 +193,17 @@ class _PeerHTTPSPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _PeerHTTPSConnection
 
 
-def new_pool() -> urllib3.PoolManager:
+def new_pool(source_address: str | None = None) -> urllib3.PoolManager:
     """Return a connection pool manager with no automatic behaviour and peer-address reporting.
 
     urllib3 is driven directly (requests sits on top of it): no redirects, no
     retries, no proxies or .netrc from the environment, and about half the
-    CPU per request of going through a requests Session.
+    CPU per request of going through a requests Session. With source_address,
+    every connection leaves from that local address (a multi-homed runner, or a
+    loopback test standing in for a second vantage).
     """
-    manager = urllib3.PoolManager(num_pools=512, maxsize=4, retries=False)
+    bind = {"source_address": (source_address, 0)} if source_address else {}
+    manager = urllib3.PoolManager(num_pools=512, maxsize=4, retries=False, **bind)
     manager.pool_classes_by_scheme = {"http": _PeerHTTPPool, "https": _PeerHTTPSPool}
     return manager
 

@@ -55,7 +55,7 @@ APPEND_BY_ID = tuple(t for t in ("runs", *schema.APPEND_ONLY_TABLES, "warc_files
 # Written in this order, so a reader of one file meets a run before its rows.
 ORDER = ("outlet_groups", "outlets", "runs", "requests", "source_probes", "sources", "listings",
          "listing_entries", "articles", "article_urls", "snapshots", "checks", "events",
-         "archive_submissions", "capture_queue", "run_finishes", "warc_files")
+         "archive_submissions", "vantage_differences", "capture_queue", "run_finishes", "warc_files")
 BOOKKEEPING_PREFIX = "export_"  # export_head, export_shadow_<table>: the export's own state
 # Long values that repeat an earlier row's are written as {"$same": id}:
 # column -> the column whose equal value makes a row "earlier" (None: any row).

@@ -25,6 +25,7 @@ APPEND_ONLY_TABLES = (
     "checks",
     "events",
     "run_finishes",
+    "vantage_differences",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -331,4 +332,24 @@ CREATE TABLE export_head (
 # listing_entries shows them exactly as the table did, same ids, same columns
 # in the same order, so readers, exports and the record are unchanged, and an
 # INSERT into the view stores a new value row only when no equal one exists.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5)
+# Answers that differ by vantage: the same address asked from two network
+# locations within a window, answered differently (collector/collect/vantages.py).
+_V6 = """
+CREATE TABLE vantage_differences (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),  -- the run whose answer found the difference
+    found_at TEXT NOT NULL,
+    url_key TEXT NOT NULL,          -- comparison key of the address both asked for
+    article_id INTEGER REFERENCES articles(id),
+    kind TEXT NOT NULL,             -- reach, status, final_address, text
+    request_a INTEGER NOT NULL REFERENCES requests(id),  -- this run's final answer
+    request_b INTEGER NOT NULL REFERENCES requests(id),  -- the other vantage's final answer
+    vantage_a TEXT NOT NULL,
+    vantage_b TEXT NOT NULL,
+    detail TEXT NOT NULL,           -- JSON: each side's result, status, final address, text digest
+    UNIQUE (request_a, request_b, kind)
+);
+CREATE INDEX vantage_differences_article ON vantage_differences(article_id);
+""" + append_only_triggers("vantage_differences")
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6)

@@ -66,3 +66,24 @@ def format_row(row) -> str:
     if row["extractor_before"] != row["extractor_after"]:
         lines.append(f"{'':13}extractor: {row['extractor_before']} -> {row['extractor_after']}")
     return "\n".join(lines)
+
+
+# Differences by vantage, oldest article first, as events are.
+VANTAGE_DIFFERENCES_SQL = """
+SELECT d.id, d.kind, d.url_key, d.vantage_a, d.vantage_b, d.request_a, d.request_b, d.found_at, d.detail,
+       a.outlet_id, COALESCE((julianday(d.found_at) - julianday(a.first_seen_at)) * 24, 0) AS article_age_hours
+FROM vantage_differences d LEFT JOIN articles a ON a.id = d.article_id
+ORDER BY article_age_hours DESC, d.id
+""".strip()
+
+
+def format_difference(row) -> str:
+    """Return one vantage difference as the line `vantage-differences` prints."""
+    import json
+
+    detail = json.loads(row["detail"])
+    sides = " vs ".join(f"{s['vantage']}: {s['result']}" + (f" {s['status']}" if s["status"] else "")
+                        for s in (detail["a"], detail["b"]))
+    fields = f" ({', '.join(detail['fields'])})" if detail.get("fields") else ""
+    return (f"{row['article_age_hours']:9.1f} h  #{row['id']:<6} {row['kind'] + fields:<22} {row['outlet_id']}  "
+            f"{row['url_key']}  [{sides}; requests {row['request_a']}, {row['request_b']}]")
