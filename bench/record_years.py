@@ -1,0 +1,214 @@
+"""The record over years: one record repository per calendar year, at the hourly load, day after day.
+
+    .venv/bin/python bench/record_years.py                      # 2027 and 2028, figures for 40 and 100 outlets
+    .venv/bin/python bench/record_years.py --start 2026-12-30 --days 4   # a quick look across one boundary
+
+No network. Each simulated hour writes the rows of one collect job and one archive job with
+bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses, titles,
+text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS, so year two carries the
+2160 h and 8760 h slots that year one only begins). The record is committed daily to the repository
+of its UTC year; at 1 January the new year's repository is started from the last file of the old one
+(collector.record.rollover.seed, as `export rollover` does in the workflows), and the old one is
+packed (`git gc`) and measured. Rows, files and their sizes grow linearly with the number of outlets
+(each outlet's rows are independent), so one simulated outlet is scaled to the outlets reported.
+
+Reported per year: the repository's packed size, its export files and the largest, the working
+database (largest on any day, as the cache would hold it), WARC release assets per day, a full
+rebuild from every repository so far, and a job's resume from its year's repository of the
+cache saved a day earlier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import storage_growth as growth  # noqa: E402  (the hourly simulation)
+from collector.record import export, folder, rebuild as rebuilding, rollover  # noqa: E402
+from collector.record.store import Store  # noqa: E402
+
+MIB, GIB = 2**20, 2**30
+GITHUB_RECOMMENDED = 5 * 10**9  # "less than 5 GB is strongly recommended" (GitHub's repository limits)
+
+
+@dataclass
+class Year:
+    """What one calendar year's record repository came to."""
+
+    year: int
+    repo: Path
+    days: int = 0
+    db_peak: int = 0  # bytes of the working database, largest at any day's end
+    db_end: int = 0
+    warc: int = 0  # bytes of WARC files recorded in the year
+    packed: int = 0
+    files: int = 0
+    largest: tuple[int, str] = (0, "")
+    rebuild_seconds: float = 0.0
+    rebuild_files: int = 0
+    resume_seconds: float = 0.0
+    rows: dict = field(default_factory=dict)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def new_repository(work: Path, year: int) -> Path:
+    repo = work / f"record-{year}"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "bench@example.invalid")
+    git(repo, "config", "user.name", "bench")
+    git(repo, "config", "gc.auto", "0")
+    return repo
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A", ".")
+    if subprocess.run(["git", "diff", "--quiet", "--cached"], cwd=repo).returncode:
+        git(repo, "commit", "-q", "-m", message)
+
+
+def packed(repo: Path) -> int:
+    """Return the repository's size after `git gc`: its pack and loose objects, as GitHub counts a push."""
+    git(repo, "gc", "-q")
+    info = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
+    return (int(info["size-pack"]) + int(info["size"])) * 1024
+
+
+def close_year(year: Year, years: list[Year], db_path: Path, saved: Path, work: Path) -> None:
+    """Measure a year's repository, a full rebuild from every repository so far, and a job's resume."""
+    year.packed = packed(year.repo)
+    files = folder.batches(year.repo)
+    year.files = len(files)
+    year.largest = max((p.stat().st_size, folder.record_name(p)) for p in files)
+    target = work / "rebuilt.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    t = time.monotonic()
+    rebuilding.rebuild([y.repo for y in years], target)
+    year.rebuild_seconds = time.monotonic() - t
+    year.rebuild_files = len(folder.chain([y.repo for y in years]))
+    if saved.exists():  # not when the year's last day was the first simulated
+        t = time.monotonic()
+        rebuilding.resume(year.repo, saved)  # the cache saved as the year's last day began
+        year.resume_seconds = time.monotonic() - t
+        saved.unlink()
+    target.unlink()
+
+
+def simulate(args, work: Path) -> list[Year]:
+    rng = random.Random(args.seed)
+    corpus = growth.Corpus(rng)
+    growth.START = datetime.combine(args.start, datetime.min.time(), timezone.utc).replace(minute=17)
+    per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
+    db_path, saved = work / "takedownwatch.db", work / "saved.db"
+    store = Store(db_path)
+    sim = growth.Simulation(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True, rng,
+                            per_kind)
+    years = [Year(args.start.year, new_repository(work, args.start.year))]
+    warc_before = 0
+    started = time.monotonic()
+    for day in range(args.days):
+        today = args.start + timedelta(days=day)
+        if today.year != years[-1].year:  # 1 January: the new year's repository continues the old one
+            old = years[-1]
+            close_year(old, years, db_path, saved, work)
+            years.append(Year(today.year, new_repository(work, today.year)))
+            rollover.seed(old.repo, years[-1].repo, f"bench/record-{old.year}", growth.START + timedelta(days=day))
+        last_day = (today + timedelta(days=1)).year != today.year or day + 1 == args.days
+        if last_day and folder.last_batch(years[-1].repo) is not None:
+            store.checkpoint()  # the cache a job of the year's last day starts from
+            shutil.copyfile(db_path, saved)
+        for hour in range(24):
+            h = day * 24 + hour
+            sim.hour(h)
+            export.export_new(store, years[-1].repo, now=growth.START + timedelta(hours=h, minutes=10))
+            sim.archive_hour(h)
+            export.export_new(store, years[-1].repo, now=growth.START + timedelta(hours=h, minutes=30))
+        commit(years[-1].repo, f"record {today}")
+        store.checkpoint()
+        current = years[-1]
+        current.days += 1
+        current.db_peak = max(current.db_peak, db_path.stat().st_size)
+        current.db_end = db_path.stat().st_size
+        warc_now = store.one("SELECT COALESCE(SUM(bytes), 0) FROM warc_files")[0]
+        current.warc += warc_now - warc_before
+        warc_before = warc_now
+        if (day + 1) % 30 == 0 or day + 1 == args.days:
+            print(f"  {today}: {current.days} days of {current.year}, database {db_path.stat().st_size / MIB:,.0f} MiB "
+                  f"simulated ({time.monotonic() - started:,.0f} s)", flush=True)
+    # A job of the next day resumes the cache of the last; the last year is measured as it stands.
+    sim.hour(args.days * 24)
+    export.export_new(store, years[-1].repo, now=growth.START + timedelta(hours=args.days * 24, minutes=10))
+    commit(years[-1].repo, "record, the next day's first job")
+    years[-1].rows = {t: store.one(f"SELECT COUNT(*) FROM {t}")[0] for t in
+                      ("articles", "snapshots", "checks", "requests", "listing_entries")}
+    store.close()
+    close_year(years[-1], years, db_path, saved, work)
+    folder.verify([y.repo for y in years])  # one chain across every year
+    return years
+
+
+def report(years: list[Year], args) -> None:
+    print()
+    for outlets in args.outlets:
+        scale = outlets / args.simulate
+        print(f"At {outlets} outlets x {args.per_day} articles a day (simulated {args.simulate}, scaled x{scale:g}):")
+        print("  year  days  repository (git gc)  files  largest file  working database (peak, end)  "
+              "WARC a day  full rebuild  resume")
+        for y in years:
+            fits = "under" if y.packed * scale < GITHUB_RECOMMENDED else "OVER"
+            print(f"  {y.year}  {y.days:>4}  {y.packed * scale / GIB:6.2f} GiB ({fits} 5 GB)  {y.files:>5}  "
+                  f"{y.largest[0] * scale / MIB:6.2f} MiB    {y.db_peak * scale / GIB:6.2f} GiB, "
+                  f"{y.db_end * scale / GIB:6.2f} GiB      {y.warc * scale / max(y.days, 1) / GIB:5.2f} GiB  "
+                  f"{y.rebuild_seconds * scale / 60:7.1f} min  {y.resume_seconds * scale:5.1f} s")
+        print()
+    print("repository: packed bytes after git gc of that year's record repository alone; largest file: the largest "
+          "export file in it (GitHub refuses files over 100 MiB); working database: the database file as a job "
+          "saves it to the Actions cache, largest at any day's end; WARC: bytes of WARC files recorded a day "
+          "(release assets); full rebuild: `export rebuild` from every repository up to that year's end, one "
+          "process; resume: bringing a database saved a day earlier level with its year's repository (49 files).")
+    last = years[-1]
+    print(f"rows at the end (simulated): " + ", ".join(f"{k} {v:,}" for k, v in last.rows.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--start", type=date.fromisoformat, default=date(2027, 1, 1), help="first day (UTC)")
+    parser.add_argument("--days", type=int, default=731, help="days simulated (2027 and 2028: 731)")
+    parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
+    parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
+    parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
+    parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
+    parser.add_argument("--entries", type=int, default=100, help="entries per listing")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="record-years-"))
+    if work.exists() and any(work.iterdir()):
+        raise SystemExit(f"{work} is not empty")
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"simulating {args.days} days from {args.start}, {args.simulate} outlet(s), {args.per_day} new articles "
+          f"a day each, {args.sources} sources x {args.entries} entries, revisits on; work folder {work}", flush=True)
+    started = time.monotonic()
+    years = simulate(args, work)
+    report(years, args)
+    print(f"time {time.monotonic() - started:,.0f} s")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
