@@ -58,6 +58,7 @@ class Year:
     rebuild_files: int = 0
     resume_seconds: float = 0.0
     rows: dict = field(default_factory=dict)
+    composition: list = field(default_factory=list)  # (table or index, bytes), largest first
 
 
 def git(repo: Path, *args: str) -> str:
@@ -85,6 +86,11 @@ def packed(repo: Path) -> int:
     git(repo, "gc", "-q")
     info = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
     return (int(info["size-pack"]) + int(info["size"])) * 1024
+
+
+def composition(store: Store) -> list[tuple[str, int]]:
+    """Return the bytes of every table and index of the database, largest first (SQLite's dbstat)."""
+    return [(r[0], r[1]) for r in store.query("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")]
 
 
 def close_year(year: Year, years: list[Year], db_path: Path, saved: Path, work: Path) -> None:
@@ -155,6 +161,7 @@ def simulate(args, work: Path) -> list[Year]:
     commit(years[-1].repo, "record, the next day's first job")
     years[-1].rows = {t: store.one(f"SELECT COUNT(*) FROM {t}")[0] for t in
                       ("articles", "snapshots", "checks", "requests", "listing_entries")}
+    years[-1].composition = composition(store)
     store.close()
     close_year(years[-1], years, db_path, saved, work)
     folder.verify([y.repo for y in years])  # one chain across every year
@@ -182,6 +189,9 @@ def report(years: list[Year], args) -> None:
           "process; resume: bringing a database saved a day earlier level with its year's repository (49 files).")
     last = years[-1]
     print(f"rows at the end (simulated): " + ", ".join(f"{k} {v:,}" for k, v in last.rows.items()))
+    scale = args.outlets[0] / args.simulate
+    print(f"the working database at the end, by table and index, at {args.outlets[0]} outlets: " + ", ".join(
+        f"{name} {size * scale / GIB:.2f} GiB" for name, size in last.composition[:12]))
 
 
 def main() -> None:

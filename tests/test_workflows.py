@@ -475,6 +475,7 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         # The record goes to this year's record repository, named by the checkout.
         assert listed[push]["env"]["RECORD_REPOSITORY"] == "${{ steps.record.outputs.repository }}"
         assert listed[checkout]["id"] == "record"
+        assert listed[checkout]["env"]["RECORD_FIRST_YEAR"] == "${{ vars.TAKEDOWNWATCH_FIRST_YEAR }}"
 
 
 def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():

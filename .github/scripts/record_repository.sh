@@ -11,8 +11,9 @@
 # checkout prints `repository=OWNER/NAME` for $GITHUB_OUTPUT. The rollover: the first writing job of a year
 # finds its repository without an export file and copies the last file of the year before into it
 # (`python -m collector export rollover`); its own export continues the chain from that copy and its
-# commit carries both. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), NOW (default the clock),
-# RECORD_URL_BASE (default https://github.com), PYTHON.
+# commit carries both. Only in the year the record began (RECORD_FIRST_YEAR) may this year's repository
+# start without last year's. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), RECORD_FIRST_YEAR,
+# NOW (default the clock), RECORD_URL_BASE (default https://github.com), PYTHON.
 set -euo pipefail
 command=${1:?usage: record_repository.sh prepare | checkout DEST | history PARENT}
 prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_REPOSITORY is set}}
@@ -58,7 +59,17 @@ case "$command" in
     bash "$here/require_private.sh" "$current" >&2
     [[ -n "${GH_TOKEN:-}" ]] && gh auth setup-git
     clone "$current" "$dest"
-    if "$python" -m collector export rollover --check --out "$dest" >&2 && exists "$previous"; then
+    year=${current##*-}
+    due=no
+    "$python" -m collector export rollover --check --out "$dest" >&2 && due=yes
+    if [[ "$due" == yes ]] && ! exists "$previous" && [[ "${RECORD_FIRST_YEAR:-}" != "$year" ]]; then
+      # A repository the token may not see answers 404 too: starting a second chain here would cut the
+      # record in two, so only the year the record began (TAKEDOWNWATCH_FIRST_YEAR) may start from nothing.
+      echo "::error::$current holds no export file and $previous cannot be seen: give the App access to it, \
+or, if the record began in $year, set the repository variable TAKEDOWNWATCH_FIRST_YEAR to $year" >&2
+      exit 1
+    fi
+    if [[ "$due" == yes ]] && exists "$previous"; then
       last_year=$(mktemp -d)
       clone "$previous" "$last_year" --filter=blob:none --no-checkout
       last=$(git -C "$last_year" ls-tree -r --name-only HEAD \
