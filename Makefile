@@ -43,6 +43,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/pacing.py --scrapy $(BENCH_VENV)/bin/python
 	-$(PY) bench/capture_cost.py
 	-$(PY) bench/encoding_invariance.py
+	-$(PY) bench/extraction_lines.py
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
 	-$(PY) bench/shards.py
@@ -51,11 +52,18 @@ bench: install $(BENCH_VENV)/.installed
 demo: install
 	$(PY) -m demo
 
-## Browse the record with Datasette.
+## Browse any copy of the record with Datasette: make browse DB=PATH [PORT=N] [WARC_DIR=...] [WARC_RELEASES_URL=...]
+## The plugins in datasette/plugins give it its metadata whatever the file is called, search that finds
+## Bangla however typed, the page as captured (WARC from WARC_DIR, else the release asset) and diffs.
 DB ?= data/takedownwatch.db
+PORT ?= 8001
+WARC_DIR ?=
+WARC_RELEASES_URL ?=
 browse: install
-	test -f $(DB) || $(PY) -m collector export rebuild --out data/record --db $(DB)
-	$(VENV)/bin/datasette serve $(DB) --metadata datasette/metadata.yml
+	test -f "$(DB)" || $(PY) -m collector export rebuild --out data/record --db "$(DB)"
+	TAKEDOWNWATCH_WARC_DIR="$(WARC_DIR)" TAKEDOWNWATCH_WARC_RELEASES_URL="$(WARC_RELEASES_URL)" \
+	$(VENV)/bin/datasette serve "$(DB)" --host 127.0.0.1 --port $(PORT) \
+	    --metadata datasette/metadata.yml --plugins-dir datasette/plugins
 
 clean:
 	rm -rf _site _site_screens .pytest_cache demo-output

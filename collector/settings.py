@@ -96,6 +96,12 @@ SPN_MAX_ATTEMPTS = 5  # temporary failures are resubmitted at most this often
 SPN_POLL_WITHIN_SECONDS = 3000  # job status is kept about an hour
 SPN_POLL_SECONDS = 15.0  # between two status polls of one job: a capture takes 10 s to 2 min
 SPN_RUN_SECONDS = 1800.0  # bound on one archive run; jobs still pending are picked up by the next
+# A run stops submitting this long before its end and polls its last jobs to
+# their end: a capture lasts at most 2 min (SPN2 docs), spn.sh gives a job
+# 300 s. The archive workflow runs hourly, so a job still pending at a run's
+# end is polled by the next run within SPN_POLL_WITHIN_SECONDS
+# (tests/wayback/test_timing.py checks the schedule against these three).
+SPN_JOB_SECONDS = 300.0
 SPN_BACKOFF_SECONDS = 20.0  # first wait after a refusal (spn.sh sleeps 20 s); doubles each time
 SPN_MAX_BACKOFFS = 5  # consecutive refusals (20 s ... 320 s) before a run gives up for the day
 

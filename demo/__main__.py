@@ -17,6 +17,7 @@ and prints where everything is. Nothing leaves this machine.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -66,10 +67,10 @@ def trouble_outlets(farm: Farm) -> dict:
     }
 
 
-def collector(*args: str) -> None:
+def collector(*args: str, env: dict[str, str] | None = None) -> None:
     command = [sys.executable, "-m", "collector", *args]
     print("\n$ " + " ".join(["python", "-m", "collector", *args]), flush=True)
-    subprocess.run(command, cwd=ROOT, check=True)
+    subprocess.run(command, cwd=ROOT, check=True, env={**os.environ, **(env or {})})
 
 
 def main() -> int:
@@ -94,8 +95,10 @@ def main() -> int:
               "one has a broken robots.txt, one never answers (its timeouts take about a minute).")
         collector("run", *common, "--min-interval", INTERVAL)
         spn = FakeSPN(farm, polls=1)
+        # Save Page Now refuses submissions without keys; the fake takes any key pair.
         collector("archive", *common, "--base-url", spn.base, "--min-interval", INTERVAL, "--poll-seconds", "0.2",
-                  "--per-minute", "600", "--limit", "120")
+                  "--per-minute", "600", "--limit", "120",
+                  env={"IA_ACCESS_KEY": "demo", "IA_SECRET_KEY": "demo-secret"})
     collector("stats", "--db", str(OUT / "demo.db"))
     collector("build-site", "--db", str(OUT / "demo.db"), "--out", str(OUT / "site"))
     warcs = sorted((OUT / "warc").rglob("*.warc.gz"))

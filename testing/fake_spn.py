@@ -1,50 +1,98 @@
-"""A loopback Save Page Now 2 for tests, built on tests/farm.py.
+"""A loopback Save Page Now 2 for tests and the demo, built on testing/farm.py.
 
-It speaks the protocol of shared/research/internet-archive.md: `POST /save`
-with `url=` answers `{"url", "job_id"}` or a message without a job;
-`GET /save/status/<job_id>` answers pending, success or error. A job the
-service does not know (a made-up id, or one older than about an hour) is
-answered `{"job_id": ..., "resources": [], "status": "pending"}`, as the real
-service does (agude/wayback-machine-archiver#28, 2025-09-02); markers
-`gone404` and `gonemsg` give the other two shapes a forgotten job could take.
+Its behaviour comes from the service's documentation and from what real
+clients and measurements show, not from our own client (the short names are
+those of shared/research/spn2-service.md, which gives the full references):
+
+* DOC: "Save Page Now 2 Public API Docs Draft", Vangelis Banos, revision of
+  2025-10-22 (Google Doc 1Nsv52MvSjbLb2PCpHlat0gkzw0EvtSgpKHu4mk0MnrA, read
+  as bac0id/spn2-docs-gd2md converted/spn2-api-docs.md @ 3ecf2367). `POST
+  /save` with `url=` answers `{"url", "job_id"}`; `GET /save/status/<job>`
+  answers pending, success (`timestamp`, `original_url`) or error (`status_ext`,
+  `message`, `exception`). The error messages below are the DOC's "Error codes"
+  descriptions, e.g. error:unauthorized "The server requires authentication
+  (HTTP status=401)": the *target* demanded a login.
+* Refused keys: HTTP 401 `{"message": "You need to be logged in to use Save
+  Page Now."}`, measured for `POST /save` without keys on 2026-08-27
+  (MKRWW/wortlaut #108); the same body in indiekit's Internet Archive
+  syndicator test mocks and the Archive's own browser extension
+  (internetarchive/wayback-machine-webextension webextension/scripts/bulk-save.js).
+  savepagenow (palewire, savepagenow/api.py) reads an HTTP 401 as "Your
+  archive.org access key and/or secret is not valid". Anonymous submissions
+  are refused unless the fake is made with `anonymous=True` (the service
+  before 2026, whose anonymous limits the DOC still lists).
+* Daily limits: per address `{"status": "error", "status_ext":
+  "error:too-many-daily-captures", "message": "This URL has been already captured
+  5 times today..."}` as HTTP 200 on the submission (WORTLAUT; 5 a day measured,
+  the DOC says 10); per account a message without a job, in the wordings the live
+  service used: "You cannot make more than (300,) captures per day." (spn.sh
+  PR #35, 2024) and "You have reached your daily not-logged-in captures limit
+  of (200,) webpages, ..." (spn.sh PR #43, 2025). overcast07's spn.sh stops
+  submitting on both.
+* Rate limit: HTTP 429 with an HTML page and usually no Retry-After (waybackpy
+  issues #131 and #142; edgi-govdata-archiving/wayback's comment of
+  2023-11-27); `429date-<n>` sends Retry-After as an HTTP date (RFC 9110
+  section 10.2.3) with the Date header it is measured from.
+* A status is kept about an hour; after that, and for made-up ids, the
+  endpoint answers `{"job_id": ..., "resources": [], "status": "pending"}`
+  (agude/wayback-machine-archiver #28, 2025-09-02). The status endpoint does
+  not insist on keys (spn.sh polls it without them).
 
 Behaviour is chosen per submitted address by the first segment of its path,
 so one test can mix cases: https://outlet.example/<marker>/<anything>.
 
-    ok          pending for `polls` answers, then success
-    slow        pending for 6 answers, then success
-    moved       success for the address after a redirect (original_url differs)
-    notime      success without a timestamp
-    err-<ext>   pending once, then status error with status_ext error:<ext>
-    now-<ext>   the submission itself answered with status error error:<ext>
-    429-<n>     the first n submissions answered HTTP 429 without Retry-After
-    429ra-<n>   the same with Retry-After: 90 (longer than our first back-off)
-    busy-<n>    the first n submissions answered with a message and no job_id
-    502-<n>     the first n submissions answered HTTP 502
-    daily       every submission answered with the daily-limit message
-    forget      the job is forgotten at once: 'pending' with no resources, forever
-    gone404     status answered HTTP 404
-    gonemsg     status answered {"status": "error", "message": "... not found"}
-    cached      submission answered 200 HTML with Content-Location and X-Page-Cache: HIT
-    unauth      submission answered status error error:unauthorized
-    http401     submission answered HTTP 401
+    ok             pending for `polls` answers, then success
+    slow           pending for 6 answers, then success
+    moved          success for the address after a redirect (original_url differs)
+    notime         success without a timestamp
+    err-<ext>      pending once, then status error with status_ext error:<ext>
+    now-<ext>      the submission itself answered with status error error:<ext>
+    429-<n>        the first n submissions answered HTTP 429 without Retry-After
+    429ra-<n>      the same with Retry-After: 90 (longer than our first back-off)
+    429date-<n>    the same with Retry-After as an HTTP date 90 s after its Date
+    busy-<n>       the first n submissions answered with a message and no job_id
+    502-<n>        the first n submissions answered HTTP 502
+    daily          every submission answered with the account's daily-limit message
+    forget         the job is forgotten at once: 'pending' with no resources, forever
+    gone404        status answered HTTP 404
+    gonemsg        status answered {"status": "error", "message": "... not found"}
+    cached         submission answered 200 HTML with Content-Location and X-Page-Cache: HIT
+    http401        submission answered HTTP 401, as for refused keys
+    stall          submission never answered: the connection is closed after `stall_seconds`
 """
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import itertools
 import json
 import socket
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 from testing.farm import Farm, Handler, Reply
 
+LOGIN_REQUIRED = "You need to be logged in to use Save Page Now."
 SESSION_LIMIT = "You have already reached the limit of active sessions. Please try again later."
-DAILY_LIMIT = "You cannot make more than 4,000 captures per day. Please try again tomorrow."
+DAILY_LIMIT = "You cannot make more than (300,) captures per day."
+ADDRESS_DAILY_LIMIT = "This URL has been already captured {n} times today. Please try again tomorrow."
+RATE_LIMIT_PAGE = (
+    b"<html><head><title>429 Too Many Requests</title></head><body><h1>Too Many Requests</h1>"
+    b"<p>We are limiting the number of URLs you can submit to be Archived to the Wayback Machine, "
+    b"using the Save Page Now features, to no more than 15 per minute.</p></body></html>")
+# The DOC's "Error codes" descriptions, used as the fake's messages.
+ERROR_MESSAGES = {
+    "unauthorized": "The server requires authentication (HTTP status=401).",
+    "no-access": "Target URL could not be accessed (status=403).",
+    "not-found": "Target URL not found (status=404).",
+    "blocked-url": "We use a URL block list based on Mozilla web tracker lists to avoid unwanted captures.",
+    "too-many-daily-captures": "This URL has been captured 10 times today. We cannot make any more captures.",
+    "job-failed": "Capture failed due to system error.",
+}
 
 
 @dataclass
@@ -68,11 +116,22 @@ class Submission:
 
 @dataclass
 class FakeSPN:
-    """A Save Page Now on a loopback host; `expect_auth` refuses any other Authorization."""
+    """A Save Page Now on a loopback host.
+
+    `expect_auth` refuses any other Authorization; without it any `LOW a:b`
+    header is accepted and a missing one refused, unless `anonymous`.
+    `url_daily_limit` and `daily_captures_limit` are the per-address and
+    per-account captures a day (`new_day()` starts the next day).
+    """
 
     farm: Farm
     polls: int = 2
     expect_auth: str | None = None
+    anonymous: bool = False
+    url_daily_limit: int = 5
+    daily_captures_limit: int | None = None
+    daily_message: str = DAILY_LIMIT
+    stall_seconds: float = 5.0
     jobs: dict[str, FakeJob] = field(default_factory=dict)
     submissions: list[Submission] = field(default_factory=list)
     status_asked: list[str] = field(default_factory=list)
@@ -81,6 +140,7 @@ class FakeSPN:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._refusals: Counter = Counter()
+        self._today: Counter = Counter()  # accepted captures today, by address
         self.host = self.farm.add({"/save": _no_delay(self._save), "/save/": _no_delay(self._save),
                                    "/save/status/*": _no_delay(self._status)})
 
@@ -101,33 +161,55 @@ class FakeSPN:
         with self._lock:
             self.jobs.clear()
 
+    def new_day(self) -> None:
+        """Start the service's next day: the daily counts begin again."""
+        with self._lock:
+            self._today.clear()
+
     # -- POST /save ---------------------------------------------------------
 
-    def _save(self, handler: Handler) -> Reply:
+    def _save(self, handler: Handler) -> Reply | None:
         seen = handler.server.host.seen[-1]
         url = parse_qs(seen.body.decode())["url"][0]
         auth = seen.headers.get("Authorization")
+        if marker_of(url) == "stall":
+            with self._lock:
+                self.submissions.append(Submission(url, auth, None))
+            time.sleep(self.stall_seconds)  # then close without a word, as farm.stall does
+            handler.close_connection = True
+            return None
         with self._lock:
             reply, job_id = self._answer_save(url, auth)
             self.submissions.append(Submission(url, auth, job_id))
         return reply
 
+    def _keys_refused(self, auth: str | None) -> bool:
+        if self.expect_auth is not None:
+            return auth != self.expect_auth
+        if auth is None:
+            return not self.anonymous
+        scheme, _, pair = auth.partition(" ")
+        return scheme != "LOW" or ":" not in pair
+
     def _answer_save(self, url: str, auth: str | None) -> tuple[Reply, str | None]:
         marker = marker_of(url)
-        if (self.expect_auth is not None and auth != self.expect_auth) or marker == "http401":
-            return _json({"message": "Invalid credentials"}, 401), None
+        if self._keys_refused(auth) or marker == "http401":
+            return _json({"message": LOGIN_REQUIRED}, 401), None
         refusal = self._refusal(url, marker)
         if refusal is not None:
             return refusal, None
         if marker.startswith("now-"):
             return _json({"status": "error", "status_ext": f"error:{marker[4:]}",
-                          "message": f"refused: {marker[4:]}"}), None
-        if marker == "unauth":
-            return _json({"status": "error", "status_ext": "error:unauthorized",
-                          "message": "You need to be logged in to use Save Page Now."}), None
+                          "message": ERROR_MESSAGES.get(marker[4:], f"refused: {marker[4:]}")}), None
         if marker == "cached":
             return Reply(200, b"<html>cached copy</html>", {"Content-Location": f"/web/20250101000000/{url}",
                                                               "X-Page-Cache": "HIT"}), None
+        if self.daily_captures_limit is not None and sum(self._today.values()) >= self.daily_captures_limit:
+            return _json({"message": self.daily_message}), None
+        if self._today[url] >= self.url_daily_limit:
+            return _json({"status": "error", "status_ext": "error:too-many-daily-captures",
+                          "message": ADDRESS_DAILY_LIMIT.format(n=self._today[url])}), None
+        self._today[url] += 1
         job_id = "spn2-" + hashlib.sha1(f"{url}#{next(self._ids)}".encode()).hexdigest()
         if marker != "forget":
             self.jobs[job_id] = FakeJob(job_id, url, marker)
@@ -136,17 +218,21 @@ class FakeSPN:
     def _refusal(self, url: str, marker: str) -> Reply | None:
         """Return the limit answer for markers that refuse the first n submissions."""
         if marker == "daily":
-            return _json({"message": DAILY_LIMIT})
+            return _json({"message": self.daily_message})
         kind, _, count = marker.partition("-")
-        if kind not in ("429", "429ra", "busy", "502") or self._refusals[url] >= int(count):
+        if kind not in ("429", "429ra", "429date", "busy", "502") or self._refusals[url] >= int(count):
             return None
         self._refusals[url] += 1
         if kind == "busy":
             return _json({"message": SESSION_LIMIT})
         if kind == "502":
-            return Reply(502, b"<html>Bad Gateway</html>")
+            return Reply(502, b"<html><body><h1>502 Bad Gateway</h1></body></html>")
         headers = {"Retry-After": "90"} if kind == "429ra" else {}
-        return Reply(429, b"<html><h1>429 Too Many Requests</h1></html>", headers)
+        if kind == "429date":
+            now = time.time()
+            headers = {"Date": email.utils.formatdate(now, usegmt=True),
+                       "Retry-After": email.utils.formatdate(now + 90, usegmt=True)}
+        return Reply(429, RATE_LIMIT_PAGE, headers)
 
     # -- GET /save/status/<job_id> -------------------------------------------
 
@@ -170,8 +256,10 @@ class FakeSPN:
         if job.polls <= needed:
             return _json({"status": "pending", "job_id": job.job_id, "resources": [job.url]})
         if marker.startswith("err-"):
-            return _json({"status": "error", "job_id": job.job_id, "status_ext": f"error:{marker[4:]}",
-                          "exception": "CaptureError", "message": f"capture failed: {marker[4:]}"})
+            ext = marker[4:]
+            return _json({"status": "error", "job_id": job.job_id, "status_ext": f"error:{ext}",
+                          "exception": "CaptureError", "resources": [],
+                          "message": ERROR_MESSAGES.get(ext, f"capture failed: {ext}")})
         return _json(self._success(job))
 
     def _success(self, job: FakeJob) -> dict:

@@ -16,6 +16,7 @@ from collector.record import search as fts, schema
 from collector.record.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
+PLUGINS = ROOT / "datasette" / "plugins"
 METADATA = yaml.safe_load((ROOT / "datasette" / "metadata.yml").read_text(encoding="utf-8"))
 DB = METADATA["databases"]["takedownwatch"]
 WORD = "কার্যালয়ে"  # "at the office": vowel signs and a virama inside one word
@@ -90,7 +91,7 @@ def record(tmp_path_factory) -> Path:
 
 def get(path: Path, url: str):
     async def fetch():
-        datasette = Datasette([str(path)], metadata=METADATA)
+        datasette = Datasette([str(path)], metadata=METADATA, plugins_dir=str(PLUGINS))
         await datasette.invoke_startup()
         return await datasette.client.get(url)
 
@@ -99,8 +100,9 @@ def get(path: Path, url: str):
 
 # -- search ---------------------------------------------------------------------------
 
-def test_the_migration_uses_the_tokenizer_of_fts_module():
-    assert f'tokenize="{fts.TOKENIZE}"' in schema.MIGRATIONS[2]
+def test_the_migrations_use_the_tokenizer_of_fts_module():
+    indexes = [m for m in schema.MIGRATIONS if "USING fts5" in m]
+    assert len(indexes) == 2 and all(f'tokenize="{fts.TOKENIZE}"' in m for m in indexes)  # migrations 3 and 7
 
 
 def test_the_default_tokenizer_breaks_bangla_words_and_ours_does_not():
@@ -175,7 +177,7 @@ def test_metadata_names_a_licence_decision_title_and_source():
 
 # -- canned queries --------------------------------------------------------------------
 
-PARAMS = {"url": "https://jago.test/national/news/1146758", "run_id": "1"}
+PARAMS = {"url": "https://jago.test/national/news/1146758", "run_id": "1", "words": WORD}
 
 
 @pytest.mark.parametrize("name", sorted(DB["queries"]))

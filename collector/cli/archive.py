@@ -70,7 +70,8 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
     Pages are taken oldest capture first, skipping those with a confirmed copy,
     a job in flight or a permanent refusal. A copy is confirmed only by a
     'success' status with a timestamp. Keys come from IA_ACCESS_KEY and
-    IA_SECRET_KEY; without them the run is anonymous, at the anonymous limits.
+    IA_SECRET_KEY. The service now refuses submissions without keys (HTTP
+    401): a run without them stops at the first refusal and says so.
 
     \b
     Example:
@@ -80,8 +81,9 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
     interval, loopback = service_interval(base_url, min_interval)
     rate, cap = service_limits(base_url, keys, per_minute)
     if keys is None:
-        click.echo(f"archive: no IA_ACCESS_KEY/IA_SECRET_KEY: running anonymously at {rate:g} "
-                   f"submissions per minute, {cap} per day", err=True)
+        click.echo("archive: no keys were set (IA_ACCESS_KEY, IA_SECRET_KEY), and the Internet Archive "
+                   "refuses anonymous submissions (HTTP 401 'You need to be logged in'); trying "
+                   f"anonymously at {rate:g} submissions per minute, {cap} per day, until refused", err=True)
     ctx = RunContext.open(open_store(db), "archive", clock=make_clock(now),
                           vantage=vantage or default_vantage(), warc_dir=warc_dir,
                           interval=interval, allow_loopback=loopback)
@@ -92,8 +94,13 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
     ctx.finish()
     ctx.store.close()
     click.echo(f"archive run {ctx.run_id} finished: {dict(sorted(counts.items()))}")
+    if job.closed:
+        click.echo(f"archive run {ctx.run_id} stopped submitting: {job.closed}", err=True)
     if job.stopped:
         click.echo(f"archive run {ctx.run_id} stopped: {job.stopped}", err=True)
-    if job.unauthorized:
+    if job.credentials_refused and keys is None:
+        raise click.ClickException("the Internet Archive refused an anonymous submission: no keys were "
+                                   "set; set IA_ACCESS_KEY and IA_SECRET_KEY (archive.org/account/s3.php)")
+    if job.credentials_refused:
         raise click.ClickException("the Internet Archive refused the credentials: "
                                    "check IA_ACCESS_KEY and IA_SECRET_KEY")

@@ -107,21 +107,26 @@ class Fetcher:
 
     def get(self, url: str, *, purpose: str, outlet_id: str | None = None,
             robots: bool = True, max_hops: int = settings.MAX_REDIRECT_HOPS,
-            headers: Mapping[str, str] | None = None) -> Response:
+            headers: Mapping[str, str] | None = None, attempts: int | None = None,
+            timeouts: tuple[float, float, float] | None = None) -> Response:
         """Return the outcome of a GET, following redirects hop by hop."""
         return self.request("GET", url, purpose=purpose, outlet_id=outlet_id, robots=robots,
-                            max_hops=max_hops, headers=headers)
+                            max_hops=max_hops, headers=headers, attempts=attempts, timeouts=timeouts)
 
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
                 robots: bool = True, data: Mapping[str, str] | None = None,
                 headers: Mapping[str, str] | None = None,
                 max_hops: int = settings.MAX_REDIRECT_HOPS,
-                attempts: int | None = None) -> Response:
+                attempts: int | None = None,
+                timeouts: tuple[float, float, float] | None = None) -> Response:
         """Return the outcome of one request and its redirects, each hop paced and recorded.
 
         `attempts` lowers the number of tries for this call (1: never retried),
         for requests that must not be repeated blindly, such as a submission
-        that may have been accepted although its answer was lost.
+        that may have been accepted although its answer was lost. `timeouts`
+        (connect, read, total seconds) lowers the fetcher's own limits for this
+        call, for a caller with a hard deadline of its own (the archive job's
+        --max-wait); a limit is never raised above the fetcher's.
         """
         seen: list[str] = []
         previous: int | None = None
@@ -135,7 +140,7 @@ class Fetcher:
                 return Response(url, current, result, request_id=row, chain=chain + [row], detail=detail)
             seen.append(current)
             response = self._attempts(method, current, purpose, outlet_id, previous, data, headers,
-                                      attempts)
+                                      attempts, self._limits(timeouts))
             chain.extend(response.chain)
             response.chain, response.url = chain, url
             location = response.headers.get("location")
@@ -177,11 +182,12 @@ class Fetcher:
         return None
 
     def _attempts(self, method: str, url: str, purpose: str, outlet_id: str | None,
-                  previous: int | None, data, headers, attempts: int | None = None) -> Response:
+                  previous: int | None, data, headers, attempts: int | None = None,
+                  timeouts: tuple[float, float, float] | None = None) -> Response:
         chain: list[int] = []
         limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
         for attempt in range(1, limit + 1):
-            exchange = self._paced_send(method, url, data, headers)
+            exchange = self._paced_send(method, url, data, headers, timeouts or self.timeouts)
             self.pacer.give_way()  # the ledger row can wait for a request due on the wire
             row = self.ledger.record(exchange, purpose=purpose, outlet_id=outlet_id,
                                      attempt=attempt, redirected_from=previous)
@@ -212,11 +218,18 @@ class Fetcher:
         loopback = self.guard.is_loopback(urlsplit("//" + netloc).hostname or "")
         return settings.LOOPBACK_PACING_SAFETY_SECONDS if loopback else settings.PACING_SAFETY_SECONDS
 
-    def _paced_send(self, method: str, url: str, data, headers) -> Exchange:
+    def _limits(self, timeouts: tuple[float, float, float] | None) -> tuple[float, float, float]:
+        """Return the fetcher's (connect, read, total) limits, each lowered to the caller's."""
+        if timeouts is None:
+            return self.timeouts
+        return tuple(min(own, max(asked, 0.001)) for own, asked in zip(self.timeouts, timeouts))
+
+    def _paced_send(self, method: str, url: str, data, headers,
+                    timeouts: tuple[float, float, float] | None = None) -> Exchange:
         host = urlsplit(url).netloc.lower()
         with self.pacer.acquire(host) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
-                             timeouts=self.timeouts, max_bytes=self.max_bytes, clock=self.clock,
-                             warc=self.ledger.warc, turn=turn)
+                             timeouts=timeouts or self.timeouts, max_bytes=self.max_bytes,
+                             clock=self.clock, warc=self.ledger.warc, turn=turn)

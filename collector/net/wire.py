@@ -7,11 +7,10 @@ inflated here with the same cap, so a gzip bomb stops at the limit.
 
 from __future__ import annotations
 
-import email.utils
 import threading
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Mapping
 from urllib.parse import urlsplit
 
@@ -21,6 +20,7 @@ from urllib.parse import urlencode
 
 from collector import settings
 from collector.net.cloudflare import classify as classify_challenge
+from collector.net.retryafter import retry_after_seconds
 from collector.clock import Clock
 from collector.net.warc import WarcLog, WarcPointer
 
@@ -111,7 +111,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         exchange.content, decode_problem = undo_content_encoding(raw, exchange.headers, max_bytes)
         if decode_problem:
             exchange.result, exchange.detail = decode_problem
-    exchange.retry_after = _retry_after(exchange.headers.get("retry-after"))
+    exchange.retry_after = retry_after_seconds(exchange.headers, exchange.finished)
     if warc is not None:
         if turn is not None:
             turn.pacer.give_way()
@@ -306,21 +306,6 @@ def _inflate(raw: bytes, wbits: int, max_bytes: int) -> bytes:
     if not inflater.eof:
         raise zlib.error("compressed body ends early (truncated)")
     return b"".join(out)
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
 def _write_warc(warc: WarcLog, method: str, url: str, request_headers: dict, body: bytes | None, resp,

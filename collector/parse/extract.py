@@ -21,14 +21,17 @@ from lxml import etree
 from trafilatura.settings import DEFAULT_CONFIG
 
 from collector.parse.decoding import decode_html
-from collector.parse.htmltext import collapse_space, parse_tree, prepare, text_content
+from collector.parse.htmltext import collapse_space, parse_tree, prepare, text_content, text_nodes
 from collector.parse.metadata import (
     MODIFIED_META, PUBLISHED_META, byline, canonical, headline, json_ld_nodes, language, meta_tags,
     stated_date, to_utc,
 )
 from collector.parse.textnorm import skeleton, skeleton_text
 
-EXTRACTOR_VERSION = "1"
+# 2: bylines from trafilatura's guess kept only as the page's own span; date
+# values that are not dates skipped, down to the visible text; trafilatura's
+# list and table markup never stored.
+EXTRACTOR_VERSION = "2"
 
 # deduplicate=False: trafilatura's dedup cache makes results depend on what
 # the process extracted before (adbar/trafilatura #778). Comments are readers',
@@ -99,9 +102,13 @@ def extractor_fingerprint() -> str:
 
 # ---------------------------------------------------------------- main text
 
-# markers trafilatura adds in plain text: '- ' before list items, '|' between table cells
+# trafilatura's plain-text markup (xml.py, with include_formatting off): '- '
+# (indented for nested lists) before a list item, '| ' and ' | ' around table
+# cells with a literal '|' in a cell escaped as '\\|', and a '|---|---|' rule
+# under a header row. None of it is the page's text.
 _LIST_MARKER = re.compile(r"\A\s*-\s+")
-_CELL_SEPARATOR = re.compile(r"\s*\|\s*")
+_TABLE_RULE = re.compile(r"\A\s*\|(?:-{3}\|)+\s*\Z")
+_CELL_SEPARATOR = re.compile(r"\s*(?<!\\)\|\s*")
 
 
 def _find(needle: str, haystack: str, cursor: int) -> int:
@@ -110,46 +117,49 @@ def _find(needle: str, haystack: str, cursor: int) -> int:
     return position if position >= 0 else haystack.find(needle)
 
 
-def _line_spans(line: str, page_skeleton: str, cursor: int) -> list[tuple[int, int]] | None:
-    """Return skeleton spans of the page that make up line, or None when it cannot be located.
+def _pieces(line: str) -> list[str]:
+    """Return the texts trafilatura put on one line, its markup removed: one, or one per table cell."""
+    if _TABLE_RULE.match(line):
+        return []
+    body = _LIST_MARKER.sub("", line, count=1).strip()
+    if not body.startswith("|"):
+        return [body]
+    cells = _CELL_SEPARATOR.split(body)
+    return [cell.replace("\\|", "|").strip() for cell in cells if cell.strip()]
 
-    A line that is not found whole is tried without trafilatura's list marker
-    and split at its table-cell separators; each piece then maps on its own.
-    """
-    whole = skeleton_text(line)
-    position = _find(whole, page_skeleton, cursor) if whole else -1
-    if position >= 0:
-        return [(position, position + len(whole))]
-    spans = []
-    for piece in _CELL_SEPARATOR.split(_LIST_MARKER.sub("", line)):
-        piece_skeleton = skeleton_text(piece)
-        if not piece_skeleton:
-            continue
-        position = _find(piece_skeleton, page_skeleton, cursor)
-        if position < 0:
-            return None
-        spans.append((position, position + len(piece_skeleton)))
-        cursor = position + len(piece_skeleton)
-    return spans or None
+
+def _locate(text: str, page_skeleton: str, cursor: int) -> tuple[int, int] | None:
+    """Return the skeleton span of the page that text is, or None when it is not on the page."""
+    wanted = skeleton_text(text)
+    position = _find(wanted, page_skeleton, cursor) if wanted else -1
+    return (position, position + len(wanted)) if position >= 0 else None
 
 
 def map_to_page(extracted: str, page: str) -> tuple[list[str], int]:
-    """Return (paragraphs in the page's own characters, number of lines that could not be located).
+    """Return (paragraphs in the page's own characters, number of pieces that could not be located).
 
-    An unlocated line is kept as trafilatura gave it and counted, never dropped or faked.
+    trafilatura's markup is removed first and each remaining piece located on
+    its own (so "- ১" is the item "১", not the "-১" of "৮-১-২৬-১"); a line
+    whose pieces are not all on the page is tried whole, as a page may itself
+    write "- " or "|". An unlocated piece is kept as trafilatura gave it,
+    without markup, and counted: never dropped or faked.
     """
     page_skeleton, origin = skeleton(page)
     paragraphs: list[str] = []
     unmapped, cursor = 0, 0
     for line in filter(str.strip, extracted.split("\n")):
-        spans = _line_spans(line, page_skeleton, cursor)
-        if spans is None:
-            paragraphs.append(line.strip())
-            unmapped += 1
-            continue
-        for start, end in spans:
+        pieces = _pieces(line)
+        spans = [_locate(piece, page_skeleton, cursor) for piece in pieces]
+        if None in spans and pieces != [line.strip()] and (whole := _locate(line, page_skeleton, cursor)):
+            pieces, spans = [line], [whole]
+        for piece, span in zip(pieces, spans):
+            if span is None:
+                paragraphs.append(collapse_space(piece))
+                unmapped += 1
+                continue
+            start, end = span
             paragraphs.append(collapse_space(page[origin[start]: origin[end - 1] + 1]))
-        cursor = spans[-1][1]
+            cursor = end
     return paragraphs, unmapped
 
 
@@ -173,7 +183,7 @@ def extract(body: bytes, content_type: str | None, url: str) -> Extraction:
     published, published_source = stated_date(tree, meta, nodes, PUBLISHED_META, "datePublished", True)
     modified, modified_source = stated_date(tree, meta, nodes, MODIFIED_META, "dateModified", False)
     return Extraction(
-        headline=headline(tree, meta, nodes), byline=byline(meta, nodes, author),
+        headline=headline(tree, meta, nodes), byline=byline(meta, nodes, author, text_nodes(tree)),
         published_raw=published, published_source=published_source, published_utc=to_utc(published),
         modified_raw=modified, modified_source=modified_source, modified_utc=to_utc(modified),
         text=text, canonical_url=canonical(tree, url), language=language(tree, meta),

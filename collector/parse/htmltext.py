@@ -59,3 +59,16 @@ def collapse_space(text: str) -> str:
     NBSP and other Unicode spaces are characters the page chose; they stay.
     """
     return _HTML_SPACE.sub(" ", text).strip(" ")
+
+
+NODE_BREAK = "\x00"  # never in prepared text (prepare drops NUL), and a blank to the skeleton
+
+
+def text_nodes(tree) -> str:
+    """Return the page's text nodes joined by NODE_BREAK, so element boundaries stay visible.
+
+    text_content joins nodes directly, and "<h1>শিরোনাম</h1><span>নিজস্ব" reads
+    as one word; a search for a name needs to know where elements end.
+    """
+    return NODE_BREAK.join(tree.xpath("//text()[not(ancestor::script) and not(ancestor::style)"
+                                      " and not(ancestor::template)]"))

@@ -15,7 +15,6 @@ access switched off.
 from __future__ import annotations
 
 import codecs
-import email.utils
 import io
 import re
 import zlib
@@ -29,6 +28,9 @@ from lxml import etree
 from collector import settings
 from collector.clock import iso_seconds
 from collector.errors import TakedownWatchError
+from collector.parse.feedvalues import (
+    parse_feed_date, parse_w3c_date, raw_titles, struct_to_iso, title_as_written,
+)
 from collector.urls import same_site
 
 FEED_KINDS = frozenset({"rss", "atom", "rdf"})
@@ -40,7 +42,6 @@ _SPACE = re.compile(rb"[ \t\r\n]*")
 _XML_SPACE = " \t\r\n"
 _DOCTYPE_BODY = re.compile(rb"""(?:[^\[>"']|"[^"]*"|'[^']*')*""")
 _ABSOLUTE = re.compile(r"(?i)https?://[^/?#]")
-_YEAR_MONTH = re.compile(r"^(\d{4})(?:-(\d{2}))?$")  # W3C-DTF's coarse forms
 
 
 class ListingParseError(TakedownWatchError):
@@ -191,7 +192,11 @@ def _parse_feed(data: bytes, url: str) -> ParsedListing:
     if kind is None:
         problem = parsed.get("bozo_exception") if parsed.get("bozo") else None
         raise ListingParseError(f"not a feed or sitemap{f': {problem}' if problem else ''}")
-    entries = [_feed_entry(position, item, url) for position, item in enumerate(parsed.entries)]
+    titles = raw_titles(data)
+    if titles is None or len(titles) != len(parsed.entries):
+        titles = [None] * len(parsed.entries)  # what lxml reads is no help: feedparser's titles stand
+    entries = [_feed_entry(position, item, url, title) for position, (item, title)
+               in enumerate(zip(parsed.entries, titles))]
     tolerated = str(parsed.get("bozo_exception")) if parsed.get("bozo") else None
     title = dict.get(parsed.feed, "title")
     return ParsedListing(kind, parsed.version, entries=entries, title=title, tolerated=tolerated)
@@ -208,19 +213,20 @@ def _feed_kind(version: str) -> str | None:
     return None
 
 
-def _feed_entry(position: int, item: dict, base: str) -> Entry:
-    """Return one feed item as an Entry, dates as written."""
+def _feed_entry(position: int, item: dict, base: str, raw_title: str | None = None) -> Entry:
+    """Return one feed item as an Entry, title and dates as written."""
     # dict.get, not item.get: FeedParserDict answers 'updated' with the
     # publication date when there is none, which would invent a modification.
     link = _stripped(dict.get(item, "link"))
+    published, modified = _stripped(dict.get(item, "published")), _stripped(dict.get(item, "updated"))
     return Entry(
         position=position,
         url=link,
-        title=dict.get(item, "title"),
-        published_raw=_stripped(dict.get(item, "published")),
-        published_utc=_struct_to_iso(dict.get(item, "published_parsed")),
-        modified_raw=_stripped(dict.get(item, "updated")),
-        modified_utc=_struct_to_iso(dict.get(item, "updated_parsed")),
+        title=title_as_written(raw_title, dict.get(item, "title")),
+        published_raw=published,
+        published_utc=struct_to_iso(dict.get(item, "published_parsed")) or parse_feed_date(published),
+        modified_raw=modified,
+        modified_utc=struct_to_iso(dict.get(item, "updated_parsed")) or parse_feed_date(modified),
         absolute_url=_absolute(base, link),
     )
 
@@ -236,37 +242,6 @@ def _stripped(value: str | None) -> str | None:
     """Return value without surrounding XML whitespace, None when nothing is left."""
     # Not str.strip(): a trailing U+00A0 is part of what the outlet wrote.
     return value.strip(_XML_SPACE) or None if isinstance(value, str) else None
-
-
-def _struct_to_iso(parsed) -> str | None:
-    """Return feedparser's UTC struct_time as ISO-8601 UTC."""
-    if not parsed:
-        return None
-    return iso_seconds(datetime(*parsed[:6], tzinfo=timezone.utc))
-
-
-
-def parse_w3c_date(raw: str | None) -> str | None:
-    """Return a sitemap date (W3C-DTF, or RFC 822 as some CMSs write) as ISO-8601 UTC, else None.
-
-    A date without a time, or a time without a zone, is taken as UTC: the
-    sitemap protocol gives no other reading, and the outlet's own string is
-    kept beside it.
-    """
-    text = _stripped(raw)
-    if not text:
-        return None
-    coarse = _YEAR_MONTH.match(text)
-    if coarse:
-        return iso_seconds(datetime(int(coarse.group(1)), int(coarse.group(2) or 1), 1, tzinfo=timezone.utc))
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        try:
-            moment = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-    return iso_seconds(moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc))
 
 
 def _parse_sitemap(data: bytes, url: str) -> ParsedListing:
@@ -339,7 +314,11 @@ def sitemap_children_newest_first(children: list[Entry]) -> list[Entry]:
 
 def queue_reason(entry: Entry, kind: str, run_time: datetime,
                  window_hours: float = settings.CAPTURE_WINDOW_HOURS) -> str | None:
-    """Return why entry is queued for capture ('recent', 'future-dated', 'undated-feed', 'undated-news-sitemap'), or None.
+    """Return why entry is queued for capture, or None.
+
+    'recent', 'future-dated', 'undated-feed' or 'undated-news-sitemap'; an
+    entry whose stated date could not be read is 'unreadable-date-feed' or
+    'unreadable-date-news-sitemap'.
 
     The window is closed at its old end: an entry dated exactly window_hours
     before run_time is 'recent'. An entry dated up to FUTURE_SKEW_SECONDS
@@ -353,9 +332,11 @@ def queue_reason(entry: Entry, kind: str, run_time: datetime,
         return None
     when = entry.date_utc
     if when is None:
+        # A date stated but unreadable is told apart from no date at all.
+        state = "unreadable-date" if entry.published_raw or entry.modified_raw else "undated"
         if kind in FEED_KINDS:
-            return "undated-feed"
-        return "undated-news-sitemap" if kind == "news_sitemap" else None
+            return f"{state}-feed"
+        return f"{state}-news-sitemap" if kind == "news_sitemap" else None
     moment = datetime.fromisoformat(when)
     now = _aware(run_time)
     if moment > now + timedelta(seconds=settings.FUTURE_SKEW_SECONDS):

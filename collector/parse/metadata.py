@@ -14,8 +14,9 @@ from datetime import datetime
 from urllib.parse import urljoin
 
 from collector.clock import iso_seconds
-from collector.parse.htmltext import collapse_space, text_content
-from collector.parse.textnorm import skeleton_text
+from collector.parse.dates import is_date_statement, visible_date
+from collector.parse.htmltext import NODE_BREAK, collapse_space, text_content
+from collector.parse.textnorm import skeleton, skeleton_text
 
 
 _ARTICLE_TYPES = {"article", "newsarticle", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
@@ -37,14 +38,13 @@ def meta_tags(tree) -> dict[str, str]:
     return found
 
 
-def _itemprop(tree, name: str) -> str | None:
-    """Return the first value of an itemprop=name element: content, datetime, or its text."""
+def _itemprop_values(tree, name: str):
+    """Yield the values of itemprop=name elements, in page order: content, datetime, or the text."""
     for element in tree.xpath("//*[@itemprop=$name]", name=name):
         # attribute values are kept raw; element text loses only its layout whitespace
         value = element.get("content") or element.get("datetime") or collapse_space(text_content(element))
         if value and value.strip():
-            return value
-    return None
+            yield value
 
 
 def _load_json(raw: str):
@@ -91,21 +91,45 @@ def _first_string(value) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def stated_date(tree, meta, nodes, metas: tuple[str, ...], prop: str, use_time: bool) -> tuple[str | None, str | None]:
-    """Return (raw, source) of the first date statement found: meta, itemprop, JSON-LD, then <time>."""
+def _meta_values(tree, key: str):
+    """Yield the non-blank contents of every <meta> whose property, name or http-equiv is key."""
+    for element in tree.iter("meta"):
+        content = element.get("content")
+        names = {(element.get(a) or "").strip().lower() for a in ("property", "name", "http-equiv")}
+        if key in names and content and content.strip():
+            yield content
+
+
+def _date_statements(tree, nodes, metas: tuple[str, ...], prop: str, use_time: bool):
+    """Yield (raw, source) for every machine-readable date statement, in the order they are believed."""
     for key in metas:
-        if key in meta:
-            return meta[key], f"meta:{key}"
-    if value := _itemprop(tree, prop):
-        return value, f"itemprop:{prop}"
+        for value in _meta_values(tree, key):
+            yield value, f"meta:{key}"
+    for value in _itemprop_values(tree, prop):
+        yield value, f"itemprop:{prop}"
     for node in nodes:
-        if value := _first_string(node.get(prop)):
-            return value, f"json-ld:{prop}"
+        values = node.get(prop)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and value.strip():
+                yield value, f"json-ld:{prop}"
     if use_time:
         for element in tree.xpath("//time[@datetime]"):
-            if element.get("datetime").strip():
-                return element.get("datetime"), "time[datetime]"
-    return None, None
+            yield element.get("datetime"), "time[datetime]"
+
+
+def stated_date(tree, meta, nodes, metas: tuple[str, ...], prop: str, use_time: bool) -> tuple[str | None, str | None]:
+    """Return (raw, source) of the first date statement: meta, itemprop, JSON-LD, <time>, then the visible text.
+
+    A value that is not a date ("undefined", "null", blank, all zeros) is no
+    statement: the next source is asked. `meta` is kept for the callers' sake;
+    every <meta> of a key is read, not only the first.
+    """
+    for raw, source in _date_statements(tree, nodes, metas, prop, use_time):
+        if is_date_statement(raw):
+            return raw, source
+    kind = "published" if prop == "datePublished" else "modified"
+    found = visible_date(tree, kind)
+    return (found, "visible-text") if found and is_date_statement(found) else (None, None)
 
 
 def to_utc(raw: str | None) -> str | None:
@@ -171,8 +195,11 @@ def _author_names(value, by_id: dict[str, dict]) -> list[str]:
     return []
 
 
-def byline(meta, nodes, trafilatura_author: str | None) -> str | None:
-    """Return the byline: meta author, then JSON-LD author names, then trafilatura's guess."""
+def byline(meta, nodes, trafilatura_author: str | None, page_text: str = "") -> str | None:
+    """Return the byline: meta author, then JSON-LD author names, then trafilatura's guess as the page states it.
+
+    `page_text` is the page's text nodes (htmltext.text_nodes), where the guess is looked for.
+    """
     for key in _AUTHOR_META:
         value = meta.get(key, "")
         # article:author is often the author's profile URL, not a name
@@ -183,7 +210,73 @@ def byline(meta, nodes, trafilatura_author: str | None) -> str | None:
         names = [collapse_space(n) for n in _author_names(node.get("author"), by_id) if n.strip()]
         if names:
             return ", ".join(names)
-    return collapse_space(trafilatura_author) if trafilatura_author else None
+    if not trafilatura_author:
+        return None
+    # trafilatura rewrites what it finds ('; ' between names, title case, a
+    # trailing vowel sign cut as punctuation): only the page's own span is kept.
+    for text in (page_text, *meta.values()):
+        found = as_stated(trafilatura_author, text)
+        if found:
+            return found
+    return None
+
+
+# trafilatura's AUTHOR_SPLIT separators, as they appear between two names in a skeleton
+_NAME_GAP = re.compile(r"(?:[/;,|&]|and|und)+")
+
+
+def _fold(text: str) -> str:
+    """Return text lower-cased character by character, keeping its length (for index maps)."""
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _is_word(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LM" or char in "\u200c\u200d"
+
+
+def _after_marks(text: str, index: int) -> int:
+    """Return the index past any combining marks (and joiners) at index."""
+    while index < len(text) and (unicodedata.category(text[index])[0] == "M" or text[index] in "\u200c\u200d"):
+        index += 1
+    return index
+
+
+def as_stated(names: str, text: str) -> str | None:
+    """Return the span of text that trafilatura's author string `names` was made from, or None.
+
+    Each ';'-separated name must occur in text's skeleton (any case), the next
+    name after only separators, each on word boundaries; a name may end short
+    of its word by combining marks, which trafilatura strips as punctuation.
+    """
+    parts = [_fold(skeleton_text(part)) for part in names.split(";")]
+    parts = [re.compile("[._+]?".join(map(re.escape, part))) for part in parts if part]
+    skel, origin = skeleton(text)
+    folded = _fold(skel)
+    if not parts or not skel:
+        return None
+    for first in parts[0].finditer(folded):
+        start = origin[first.start()]
+        if start > 0 and _is_word(text[start - 1]):
+            continue
+        end = _chain(parts[1:], folded, skel, _after_marks(skel, first.end()))
+        if end is None:
+            continue
+        stop = _after_marks(text, origin[end - 1] + 1)
+        if stop < len(text) and unicodedata.category(text[stop])[0] == "L":
+            continue
+        return collapse_space(text[start:stop].replace(NODE_BREAK, ""))
+    return None
+
+
+def _chain(parts: list, folded: str, skel: str, end: int) -> int | None:
+    """Return where the names after the first end, each after separators only; None when they do not follow."""
+    for part in parts:
+        gap = _NAME_GAP.match(folded, end)
+        found = part.match(folded, gap.end()) if gap else None
+        if found is None:
+            return None
+        end = _after_marks(skel, found.end())
+    return end
 
 
 def canonical(tree, url: str) -> str | None:

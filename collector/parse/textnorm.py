@@ -7,6 +7,10 @@ extracted". Two forms live here:
   variant becomes one plain space, curly and other quotation marks become
   straight ones, dashes become '-'. ZWJ and ZWNJ are kept, because they change
   how a conjunct is drawn (র‍্যাব with ZWJ is not র্যাব).
+* ``fold_for_search``: the comparison form with the joiners folded away, for
+  the search index and its queries only. A reader types র্যাব whether the page
+  wrote র‍্যাব (with ZWJ), র‌্যাব (with ZWNJ) or neither; the comparison form keeps
+  them apart, the search form finds all three.
 * ``skeleton``: a looser form with an index map back to the original code
   points, used by the extractor to find where a paragraph of trafilatura's
   (NFC, ZWJ-stripped) output sits in the page's own characters.
@@ -47,6 +51,26 @@ def normalise_for_comparison(text: str) -> str:
     # a space is anything isspace() or in category Zs; every run becomes one ' '
     words = "".join(" " if _is_space(c) else c for c in nfc).split(" ")
     return " ".join(w for w in words if w)
+
+
+# Invisible characters that only shape or hyphenate a word: ZWNJ, ZWJ, soft
+# hyphen, word joiner, zero-width no-break space. A word is the same word to a
+# reader with or without them, so search drops them (ZWSP stays: it separates words).
+_FOLDED_AWAY = {ord(c): None for c in (ZWNJ, ZWJ, "\u00ad", "\u2060", "\ufeff")}
+# Khanda ta as Unicode 4.0 spelled it (ta, virama, ZWJ); U+09CE since 4.1. Old
+# text and some keyboards still produce the sequence.
+_OLD_KHANDA_TA = "\u09a4\u09cd\u200d"
+KHANDA_TA = "\u09ce"
+
+
+def fold_for_search(text: str) -> str:
+    """Return text as the search index holds it: the comparison form without joiners.
+
+    Joiners go first, so that marks they kept apart (ে ZWJ া) meet before NFC
+    composes them, and the fold of a folded text is itself. For search only:
+    comparisons keep the joiners (normalise_for_comparison).
+    """
+    return normalise_for_comparison(text.replace(_OLD_KHANDA_TA, KHANDA_TA).translate(_FOLDED_AWAY))
 
 
 def texts_equal(a: str, b: str) -> bool:

@@ -9,7 +9,7 @@ kept apart and may change.
 from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
-from collector.record.views import V4, V5
+from collector.record.views import FIRST_SHOWING, V4, V5, snapshots_insert_trigger
 
 # Tables whose rows are observations: never updated, never deleted.
 APPEND_ONLY_TABLES = (
@@ -352,4 +352,33 @@ CREATE TABLE vantage_differences (
 CREATE INDEX vantage_differences_article ON vantage_differences(article_id);
 """ + append_only_triggers("vantage_differences")
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6)
+# The service's own words beside our summary. For an answer that is not a
+# JSON answer (an HTTP 401 "You need to be logged in to use Save Page Now.",
+# a 429 or 502 HTML page), `message` holds the project's summary and this
+# column what the service said, so a reader can tell the two apart.
+_V7 = """
+ALTER TABLE archive_submissions ADD COLUMN service_message TEXT;
+"""
+
+# Search finds a word however it is typed (collector/record/search.py): the
+# index holds each headline and text as search_fold() gives it (NFC, joiners
+# folded, space/quote/dash variants unified), and queries are folded the same
+# way. search_fold is a Python function: every connection that writes
+# snapshots registers it (Store does). The index is contentless: what it holds
+# is not the record's text, so it keeps no copy and points at none; the text
+# stays as extracted, in snapshot_texts.
+_V8 = f"""
+DROP TRIGGER snapshots_insert;
+DROP TABLE snapshots_fts;
+CREATE VIRTUAL TABLE snapshots_fts USING fts5(
+    headline, text, content='',
+    tokenize="unicode61 categories 'L* N* Co M*'"
+);
+{snapshots_insert_trigger("search_fold(NEW.headline)", "search_fold(NEW.text)")}
+INSERT INTO snapshots_fts (rowid, headline, text)
+    SELECT r.id, search_fold(r.headline), search_fold(t.text)
+      FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id
+     WHERE {FIRST_SHOWING} ORDER BY r.id;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8)

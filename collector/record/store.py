@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from collector.record import schema
+from collector.record import schema, search
 from collector.errors import TakedownWatchError
 
 
@@ -41,6 +41,7 @@ class Store:
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.row_factory = sqlite3.Row
+            search.register_functions(self.conn)  # the search index's folding (migration 8 and after)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self.db = sqlite_utils.Database(self.conn)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from pathlib import Path
 
 from collector.record import schema
 from collector.record.fileformat import APPEND_BY_ID, BOOKKEEPING_PREFIX, ORDER
@@ -44,3 +46,26 @@ def key_select(conn: sqlite3.Connection, table: str) -> tuple[list[str], str]:
     """Return (key columns, the select list that reads a row with its key)."""
     keys = key_columns(conn, table)
     return keys, ('rowid AS "rowid", *' if keys == ["rowid"] else "*")
+
+
+# Objects only the record's schema has together: how a browsing tool knows a
+# database file is a copy of the record, whatever the file is called.
+RECORD_MARKERS = ("runs", "requests", "snapshots", "snapshots_fts", "warc_files")
+
+
+@functools.lru_cache(maxsize=64)
+def is_record(path: str) -> bool:
+    """Return True when the SQLite file at path holds the record's schema (read-only look; cached per path)."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    except (sqlite3.Error, OSError, ValueError):
+        return False
+    try:
+        marks = ", ".join("?" for _ in RECORD_MARKERS)
+        found = conn.execute(f"SELECT COUNT(DISTINCT name) FROM sqlite_master WHERE name IN ({marks})",
+                             RECORD_MARKERS).fetchone()[0]
+        return found == len(RECORD_MARKERS)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()

@@ -96,8 +96,25 @@ _SNAPSHOT_COLUMNS = (
 _ROW_COLUMNS = tuple(c for c in _SNAPSHOT_COLUMNS if c != "text")
 _ARTICLE_TEXT = ("SELECT MIN(t.id) FROM snapshot_rows AS p JOIN snapshot_texts AS t ON t.id = p.text_id "
                  "WHERE p.article_id = NEW.article_id AND t.text = NEW.text")
-_FIRST_SHOWING = ("NOT EXISTS (SELECT 1 FROM snapshot_rows AS p WHERE p.article_id = r.article_id "
-                  "AND p.id < r.id AND p.text_id IS r.text_id AND p.headline IS r.headline)")
+FIRST_SHOWING = ("NOT EXISTS (SELECT 1 FROM snapshot_rows AS p WHERE p.article_id = r.article_id "
+                 "AND p.id < r.id AND p.text_id IS r.text_id AND p.headline IS r.headline)")
+
+
+def snapshots_insert_trigger(headline_sql: str, text_sql: str) -> str:
+    """Return the INSTEAD OF INSERT trigger of the snapshots view, indexing the given expressions of NEW."""
+    return f"""CREATE TRIGGER snapshots_insert INSTEAD OF INSERT ON snapshots BEGIN
+    INSERT INTO snapshot_texts (text)
+        SELECT NEW.text WHERE NEW.text IS NOT NULL AND ({_ARTICLE_TEXT}) IS NULL;
+    INSERT INTO snapshot_rows (id, {", ".join(_ROW_COLUMNS)}, text_id)
+        VALUES (NEW.id, {", ".join(f"NEW.{c}" for c in _ROW_COLUMNS)},
+                CASE WHEN NEW.text IS NULL THEN NULL
+                     ELSE COALESCE(({_ARTICLE_TEXT}), (SELECT MAX(id) FROM snapshot_texts)) END);
+    INSERT INTO snapshots_fts (rowid, headline, text)
+        SELECT r.id, {headline_sql}, {text_sql} FROM snapshot_rows AS r
+         WHERE r.id = last_insert_rowid() AND {FIRST_SHOWING};
+END;"""
+
+
 V5 = f"""
 DROP TRIGGER IF EXISTS snapshots_fts_index;
 DROP TRIGGER IF EXISTS snapshots_no_update;
@@ -118,19 +135,9 @@ ALTER TABLE snapshot_rows DROP COLUMN text;
 CREATE VIEW snapshots AS
     SELECT r.id AS id, {", ".join(("t.text AS text" if c == "text" else f"r.{c} AS {c}") for c in _SNAPSHOT_COLUMNS)}
       FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id;
-CREATE TRIGGER snapshots_insert INSTEAD OF INSERT ON snapshots BEGIN
-    INSERT INTO snapshot_texts (text)
-        SELECT NEW.text WHERE NEW.text IS NOT NULL AND ({_ARTICLE_TEXT}) IS NULL;
-    INSERT INTO snapshot_rows (id, {", ".join(_ROW_COLUMNS)}, text_id)
-        VALUES (NEW.id, {", ".join(f"NEW.{c}" for c in _ROW_COLUMNS)},
-                CASE WHEN NEW.text IS NULL THEN NULL
-                     ELSE COALESCE(({_ARTICLE_TEXT}), (SELECT MAX(id) FROM snapshot_texts)) END);
-    INSERT INTO snapshots_fts (rowid, headline, text)
-        SELECT r.id, NEW.headline, NEW.text FROM snapshot_rows AS r
-         WHERE r.id = last_insert_rowid() AND {_FIRST_SHOWING};
-END;
+{snapshots_insert_trigger('NEW.headline', 'NEW.text')}
 INSERT INTO snapshots_fts (snapshots_fts) VALUES ('delete-all');
 INSERT INTO snapshots_fts (rowid, headline, text)
     SELECT r.id, r.headline, t.text FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id
-     WHERE {_FIRST_SHOWING} ORDER BY r.id;
+     WHERE {FIRST_SHOWING} ORDER BY r.id;
 """ + append_only_triggers("snapshots", view=True)

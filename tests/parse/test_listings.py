@@ -20,6 +20,7 @@ from collector.parse.listings import (
     Entry, ListingParseError, ParsedListing, gunzip_capped, parse_listing, parse_w3c_date, queue_reason,
     sitemap_children_newest_first, validate_listing,
 )
+from collector.parse.feedvalues import parse_feed_date
 from collector.urls import comparison_key
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -51,8 +52,9 @@ def _oracle(text: str) -> list[tuple[str, str | None, str | None, str | None]]:
         link = re.search(r"<link>\s*(.*?)\s*</link>|<link rel=\"alternate\" href=\"([^\"]+)\"", item, re.S)
         published = re.search(r"<pubDate>\s*(.*?)\s*</pubDate>", item)
         modified = re.search(r"<(?:atom:)?updated>\s*(.*?)\s*</(?:atom:)?updated>", item)
-        title = re.search(r"<title>\s*(<!\[CDATA\[)?(.*?)(?:\]\]>)?\s*</title>", item, re.S)
-        title_text = title.group(2).strip() if title.group(1) else html.unescape(title.group(2).strip())
+        # XML whitespace only: a U+00A0 the outlet put at a title's end is part of the title.
+        title = re.search(r"<title>[ \t\r\n]*(<!\[CDATA\[)?(.*?)(?:\]\]>)?[ \t\r\n]*</title>", item, re.S)
+        title_text = (title.group(2) if title.group(1) else html.unescape(title.group(2))).strip(" \t\r\n")
         rows.append((html.unescape(link.group(1) or link.group(2)), published and published.group(1),
                      modified and modified.group(1), title_text))
     return rows
@@ -96,6 +98,27 @@ def test_real_feed_quirks():
     assert amar.url == "http://www.amarbanglabd.com/news/article/bangladesh/18357"
     assert amar.published_raw is None
     assert (amar.modified_raw, amar.modified_utc) == ("Wed, 12 Aug 2026 12:34:13 +0000", "2026-08-12T12:34:13Z")
+
+
+@pytest.mark.parametrize("stem, url, kept", [
+    ("banglatribune", "https://www.banglatribune.com/feed/", 7), ("ittefaq", "https://www.ittefaq.com.bd/feed/", 1),
+    ("ekattor", "https://ekattor.tv/feed/", 1), ("amarbanglabd", "https://www.amarbanglabd.com/feeds", 1),
+])
+def test_a_titles_trailing_no_break_space_is_kept_as_the_feed_wrote_it(stem, url, kept):
+    # feedparser's own title is str.strip()ped, which removes U+00A0 (issue 18, item 16)
+    titles = [e.title for e in parse_listing(_feed_bytes(stem), url).entries]
+    assert sum(t.endswith("\u00a0") for t in titles) == kept
+    ittefaq = parse_listing(_feed_bytes("ittefaq"), "https://www.ittefaq.com.bd/feed/").entries
+    assert any(e.title.endswith(" \u00a0") for e in ittefaq)  # a space, then the no-break space
+
+
+def test_a_title_differing_from_feedparsers_by_more_than_stripping_is_feedparsers():
+    body = ('<rss version="2.0"><channel><item><title>  এক\u00a0 </title><link>https://x.invalid/1</link></item>'
+            '<item><title type="html">&lt;b&gt;দুই&lt;/b&gt;</title><link>https://x.invalid/2</link></item>'
+            '</channel></rss>').encode()
+    first, second = parse_listing(body, "https://x.invalid/feed").entries
+    assert first.title == "এক\u00a0"  # XML whitespace stripped, the no-break space kept
+    assert second.title == "<b>দুই</b>"
 
 
 def test_u_fffd_from_the_corpus_fetcher_survives_into_titles():
@@ -434,6 +457,43 @@ def test_queue_rule_prefers_publication_over_modification_and_takes_naive_run_ti
     assert queue_reason(only_modified, "urlset", RUN) == "recent"
     assert queue_reason(_dated(RUN - WINDOW), "rss", RUN.replace(tzinfo=None)) == "recent"
     assert queue_reason(_dated(RUN - WINDOW), "rss", RUN, window_hours=47) is None
+
+
+FEED_DATES = [
+    ("Sunday, January 08, 2023, 18:06  +0530", "2023-01-08T12:36:00Z"),  # a real feed's form (issue 18, item 17)
+    ("Sun, 08 Jan 2023 18:06:00 +0530", "2023-01-08T12:36:00Z"),
+    ("2023-01-08 18:06:00+05:30", "2023-01-08T12:36:00Z"),
+    ("Monday, January 08, 2023, 18:06  +0530", None),  # the weekday says another day: two readings
+    ("January 08, 2023, 18:06", None),  # no zone: an instant somewhere
+    ("Sun, 08 Jan 2023 18:06:00 -0000", None),  # RFC 5322: -0000 is 'zone unknown'
+    ("৮ জানুয়ারি ২০২৩", None),
+    ("08/01/2023 18:06 +0530", None),  # day or month first: two readings
+    ("", None), (None, None),
+]
+
+
+@pytest.mark.parametrize("raw, expected", FEED_DATES)
+def test_a_feed_date_feedparser_cannot_read_is_read_when_it_has_one_reading(raw, expected):
+    assert parse_feed_date(raw) == expected
+
+
+def test_an_unreadable_date_is_kept_and_queued_apart_from_a_missing_one():
+    body = ('<rss version="2.0"><channel><title>t</title>'
+            '<item><title>a</title><link>https://x.invalid/1</link>'
+            '<pubDate>Sunday, January 08, 2023, 18:06  +0530</pubDate></item>'
+            '<item><title>b</title><link>https://x.invalid/2</link><pubDate>৮ জানুয়ারি ২০২৩</pubDate></item>'
+            '<item><title>c</title><link>https://x.invalid/3</link></item></channel></rss>').encode()
+    months_old, unreadable, undated = parse_listing(body, "https://x.invalid/feed").entries
+    # feedparser leaves the first undated; read, it is months old and not captured
+    assert (months_old.published_raw, months_old.published_utc) == ("Sunday, January 08, 2023, 18:06  +0530",
+                                                                    "2023-01-08T12:36:00Z")
+    assert queue_reason(months_old, "rss", RUN) is None
+    assert (unreadable.published_raw, unreadable.published_utc) == ("৮ জানুয়ারি ২০২৩", None)
+    assert queue_reason(unreadable, "rss", RUN) == "unreadable-date-feed"
+    assert queue_reason(undated, "rss", RUN) == "undated-feed"
+    news = Entry(0, "https://x.invalid/4", published_raw="গতকাল")
+    assert queue_reason(news, "news_sitemap", RUN) == "unreadable-date-news-sitemap"
+    assert queue_reason(news, "urlset", RUN) is None
 
 
 def test_queue_rule_on_a_real_feed_matches_its_raw_dates():

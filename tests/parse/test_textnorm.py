@@ -6,7 +6,8 @@ import unicodedata
 
 import pytest
 
-from collector.parse.textnorm import normalise_for_comparison, skeleton, skeleton_text, texts_equal
+from collector.parse.textnorm import (fold_for_search, normalise_for_comparison, skeleton, skeleton_text,
+                                      texts_equal)
 
 ZWJ, ZWNJ = "\u200d", "\u200c"
 
@@ -101,3 +102,41 @@ def test_skeleton_index_map_points_at_the_source_code_point(text):
     # every kept source code point is represented, dropped ones (spaces, joiners) are not
     kept = {i for i, c in enumerate(text) if not (c.isspace() or not c.isprintable())}
     assert set(origin) == kept
+
+
+# -- the search form: the comparison form with the joiners folded away -----------------------
+
+# (name, spellings a reader may type or a page may serve; all must fold to one form)
+SEARCH_SAME = [
+    ("ZWJ, ZWNJ or neither in র‍্যাব", ["র\u200d্যাব", "র\u200c্যাব", "র্যাব"]),
+    ("ZWNJ or not in উদ্‌যাপন", ["উদ্\u200cযাপন", "উদ্যাপন"]),
+    ("য় as U+09DF or য + ়", ["হ\u09df\u09c7ছে", "হ\u09af\u09bc\u09c7ছে"]),
+    ("ড় and ঢ় either way", ["প\u09dc\u09c7 চাষা\u09dd\u09be", "প\u09a1\u09bc\u09c7 চাষা\u09a2\u09bc\u09be"]),
+    ("NFC or NFD", [unicodedata.normalize(f, "কোনো ক্ষতি হতো না") for f in ("NFC", "NFD")]),
+    ("a joiner between e and aa still composes o", ["ক\u09c7\u200d\u09be", "ক\u09cb"]),
+    ("khanda ta as U+09CE or ta + virama + ZWJ (Unicode 4.0)", ["উৎসব", "উত\u09cd\u200dসব"]),
+    ("soft hyphen, word joiner, zero-width no-break space", ["কথা", "ক\u00adথা", "ক\u2060থা", "ক\ufeffথা"]),
+    ("space, quote and dash variants", ["\u2018বিগ\u00a0ফিশ\u2019 স্মিথ\u2013ক্যারি", "'বিগ ফিশ' স্মিথ-ক্যারি"]),
+]
+
+
+@pytest.mark.parametrize("name, forms", SEARCH_SAME, ids=[c[0] for c in SEARCH_SAME])
+def test_every_spelling_folds_to_one_search_form(name, forms):
+    assert len({fold_for_search(form) for form in forms}) == 1
+
+
+@pytest.mark.parametrize("name, forms", SEARCH_SAME, ids=[c[0] for c in SEARCH_SAME])
+def test_folding_a_folded_text_changes_nothing(name, forms):
+    for form in forms:
+        assert fold_for_search(fold_for_search(form)) == fold_for_search(form)
+
+
+def test_the_comparison_form_still_keeps_the_joiners():
+    """Search folds them; comparison (events, diffs) does not: র‍্যাব with and without ZWJ stay different."""
+    assert normalise_for_comparison("র\u200d্যাব") == "র\u200d্যাব"
+    assert not texts_equal("র\u200d্যাব", "র্যাব") and fold_for_search("র\u200d্যাব") == fold_for_search("র্যাব")
+
+
+def test_search_folding_keeps_different_words_apart_and_zwsp_a_break():
+    assert fold_for_search("হয়") != fold_for_search("হল")
+    assert fold_for_search("a\u200bb") == "a\u200bb"  # ZWSP separates words: it is not folded away

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 
 import pytest
 
@@ -296,3 +297,47 @@ def test_migration_5_keeps_every_snapshot_and_what_points_at_it(tmp_path):
                                                  recorded_at="a", status="pending"))
     # Searched: the first snapshot of each distinct headline and text.
     assert [r[0] for r in store.query("SELECT id FROM snapshots_fts_docsize ORDER BY id")] == [10, 30, 40, 50]
+
+
+def test_migration_7_folds_the_index_of_snapshots_written_before_it(tmp_path):
+    """A database indexed as stored (migrations 1-6) is re-indexed folded; its rows and texts stay as they were."""
+    from collector.record.search import search
+
+    path = tmp_path / "v6.db"
+    raw = _database_at_version(path, 6)
+    raw.execute("INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
+                "VALUES (1, 'o', 'k', 'u', 'a', 1)")
+    stored = ["র\u200d্যাবের অভিযানে", "হ\u09df\u09c7ছে", unicodedata.normalize("NFD", "কোনো ক্ষতি হতো না")]
+    for n, text in enumerate(stored, start=1):
+        raw.execute("INSERT INTO requests (id, run_id, purpose, method, url, attempt, sent, started_at, "
+                    "finished_at, result, vantage) VALUES (?, 1, 'capture', 'GET', 'u', 1, 1, 'a', 'b', 'ok', 'v')",
+                    (n,))
+        raw.execute("INSERT INTO snapshots (id, article_id, request_id, run_id, purpose, captured_at, status_code, "
+                    "final_url, headline, text, html_sha256, warc_file, warc_offset, warc_length, extractor, "
+                    "extractor_info) VALUES (?, 1, ?, 1, 'capture', 'c', 200, 'u', 'শিরোনাম', ?, ?, 'f', 0, 1, "
+                    "'x', '{}')", (n, n, text, str(n) * 64))
+    raw.commit()
+    before = raw.execute("SELECT * FROM snapshots ORDER BY id").fetchall()
+    unfolded = raw.execute("SELECT rowid FROM snapshots_fts WHERE snapshots_fts MATCH '\"র্যাবের\"'").fetchall()
+    raw.close()
+    assert unfolded == []  # before: the reader's spelling of র‍্যাবের was not found
+
+    store = Store(path)
+    try:
+        assert store.schema_version() == len(schema.MIGRATIONS)
+        assert [tuple(r) for r in store.query("SELECT * FROM snapshots ORDER BY id")] == before
+        assert search(store, "র্যাবের") == [1] and search(store, "হ\u09af\u09bc\u09c7ছে") == [2]
+        assert search(store, "কোনো ক্ষতি") == [3]
+        assert store.query("SELECT rowid FROM snapshots_fts WHERE text IS NOT NULL") == []  # no copy of any text
+        later = _recheck(store, {"run": 1, "article": 1}, "নতুন র\u200c্যাব")  # written after: indexed folded
+        assert search(store, "র্যাব") == [later]
+    finally:
+        store.close()
+    # A connection without the folding function can read the record, and cannot write a snapshot unfolded.
+    plain = sqlite3.connect(path)
+    assert plain.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 4
+    with pytest.raises(sqlite3.OperationalError, match="search_fold"):
+        plain.execute("INSERT INTO snapshots (article_id, request_id, run_id, purpose, captured_at, status_code, "
+                      "final_url, html_sha256, warc_file, warc_offset, warc_length, extractor, extractor_info) "
+                      "VALUES (1, 1, 1, 'recheck', 'c', 200, 'u', 'h', 'f', 0, 1, 'x', '{}')")
+    plain.close()

@@ -3,111 +3,21 @@
 from __future__ import annotations
 
 import gzip
-import threading
-import time
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import timedelta
 
 import pytest
 from click.testing import CliRunner
 
-from collector.cli import archive as archive_module
-from collector.wayback import job as job_module
 from collector import settings
-from collector.wayback import spn
+from collector.cli import archive as archive_module
 from collector.cli.archive import archive
-from collector.wayback.job import ArchiveRun, Limits, attempts_by_snapshot, confirmed_snapshot_ids
-from collector.clock import Clock, iso, parse_instant
-from collector.collect.context import RunContext
-from collector.net.fetcher import Response
+from collector.clock import parse_instant
 from collector.record.store import Store
-from tests.conftest import TEST_INTERVAL
+from collector.wayback import job as job_module
+from collector.wayback import spn
+from collector.wayback.history import attempts_by_snapshot, confirmed_snapshot_ids
+from tests.wayback.runs import START, VirtualClock, rows, run_archive, seed, url_of
 from testing.fake_spn import FakeSPN
-from testing.farm import Farm
-
-START = datetime(2026, 3, 1, 6, 0, tzinfo=timezone.utc)
-
-
-class VirtualClock(Clock):
-    """A clock whose sleeps pass at once: waits of minutes cost the test nothing."""
-
-    def __init__(self, start: datetime = START):
-        super().__init__(start)
-        self.skipped = 0.0
-
-    def now(self) -> datetime:
-        return super().now() + timedelta(seconds=self.skipped)
-
-    def monotonic(self) -> float:
-        return time.monotonic() + self.skipped
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self.skipped += seconds
-
-    skip = sleep
-
-
-def seed(store: Store, fake: FakeSPN, markers: list[str]) -> list[int]:
-    """Insert one captured snapshot per marker, oldest first; return their ids."""
-    run = store.insert("runs", {"command": "run", "started_at": iso(START - timedelta(days=1)),
-                                "vantage": "v", "software_version": "0", "settings": {}})
-    ids = []
-    for n, marker in enumerate(markers):
-        url = f"https://outlet.example/{marker}/story-{n}"
-        at = iso(START - timedelta(hours=10) + timedelta(minutes=n))
-        request = store.insert("requests", {"run_id": run, "purpose": "capture", "method": "GET", "url": url,
-                                            "attempt": 1, "sent": 1, "started_at": at, "finished_at": at,
-                                            "result": "ok", "vantage": "v"})
-        article = store.insert("articles", {"outlet_id": "o", "url_key": url, "url": url,
-                                            "first_seen_at": at, "first_seen_run": run})
-        ids.append(store.insert("snapshots", {
-            "article_id": article, "request_id": request, "run_id": run, "purpose": "capture",
-            "captured_at": at, "status_code": 200, "final_url": url, "text": "t", "html_sha256": "0" * 64,
-            "warc_file": "f", "warc_offset": 0, "warc_length": 1, "extractor": "x", "extractor_info": "{}"}))
-    return ids
-
-
-def run_archive(store: Store, tmp_path: Path, fake: FakeSPN, clock: Clock, keys=None, **limits) -> ArchiveRun:
-    """Run the archive job once against the fake and return it."""
-    ctx = RunContext.open(store, "archive", clock=clock, vantage="test", warc_dir=tmp_path / "warc",
-                          interval=TEST_INTERVAL, allow_loopback=True, backoff=(0.02, 0.04),
-                          connect_timeout=2.0, read_timeout=2.0, total_timeout=3.0)
-    options = {"per_minute": 6.0, "daily_cap": 1000, "poll_seconds": 15.0, "max_wait": 900.0, **limits}
-    job = ArchiveRun(ctx, fake.base, keys, Limits(**options))
-    try:
-        job.run()
-        ctx.finish()
-    finally:
-        ctx.warc.close()
-    return job
-
-
-def rows(store: Store, snapshot_id: int) -> list:
-    return store.query("SELECT * FROM archive_submissions WHERE snapshot_id = ? ORDER BY id", (snapshot_id,))
-
-
-def url_of(store: Store, snapshot_id: int) -> str:
-    return store.one("SELECT final_url FROM snapshots WHERE id = ?", (snapshot_id,))["final_url"]
-
-
-@pytest.fixture(scope="module")
-def hosts():
-    """Return a farm shared by this module's tests, its hosts closed together at the end."""
-    farm = Farm()
-    yield farm
-    # Each host takes half a second to shut down (its serve_forever poll): close them at once.
-    closers = [threading.Thread(target=host.close) for host in farm.hosts]
-    for closer in closers:
-        closer.start()
-    for closer in closers:
-        closer.join()
-
-
-@pytest.fixture
-def fake(hosts):
-    return FakeSPN(hosts)
-
 
 # -- success -----------------------------------------------------------------
 
@@ -196,14 +106,7 @@ def test_endless_rate_limits_end_the_run(store, tmp_path, fake):
     (sid,) = seed(store, fake, ["429-99"])
     job = run_archive(store, tmp_path, fake, VirtualClock(), max_wait=7200.0)
     assert fake.submitted(url_of(store, sid)) == settings.SPN_MAX_BACKOFFS + 1
-    assert job.stopped and not job.unauthorized
-
-
-def test_daily_limit_message_stops_submitting(store, tmp_path, fake):
-    sids = seed(store, fake, ["daily", "ok", "ok"])
-    job = run_archive(store, tmp_path, fake, VirtualClock())
-    assert len(fake.submissions) == 1 and job.stopped
-    assert attempts_by_snapshot(store).get(sids[0], 0) == 0
+    assert job.stopped and not job.credentials_refused
 
 
 def test_daily_cap_counts_the_days_submissions(store, tmp_path, fake):
@@ -216,19 +119,19 @@ def test_daily_cap_counts_the_days_submissions(store, tmp_path, fake):
     assert len(fake.submissions) == 5
 
 
-@pytest.mark.parametrize("marker", ["unauth", "http401"])
-def test_unauthorized_stops_the_run_and_costs_no_attempt(store, tmp_path, fake, marker):
-    first, *rest = seed(store, fake, [marker, "ok", "ok"])
+def test_refused_keys_stop_the_run_and_cost_no_attempt(store, tmp_path, fake):
+    first, *rest = seed(store, fake, ["http401", "ok", "ok"])
     job = run_archive(store, tmp_path, fake, VirtualClock())
-    assert len(fake.submissions) == 1 and job.stopped and job.unauthorized
+    assert len(fake.submissions) == 1 and job.stopped and job.credentials_refused
     assert attempts_by_snapshot(store) == {}
     assert confirmed_snapshot_ids(store) == set()
 
 
-def test_rate_pacing_keys_and_anonymous(store, tmp_path, fake):
+def test_rate_pacing_keys_and_anonymous(store, tmp_path, hosts):
+    fake = FakeSPN(hosts, anonymous=True)  # the service as it was before it refused anonymous submissions
     seed(store, fake, ["ok"] * 4)
     rate, _cap = archive_module.service_limits("https://web.archive.org", None, None)
-    run_archive(store, tmp_path, fake, VirtualClock(), per_minute=rate)
+    run_archive(store, tmp_path, fake, VirtualClock(), keys=None, per_minute=rate)
     posts = store.query("SELECT started_at FROM requests WHERE method = 'POST' ORDER BY id")
     times = [parse_instant(r["started_at"]) for r in posts]
     gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
@@ -348,20 +251,24 @@ def test_keys_are_sent_but_never_stored(store, tmp_path, hosts, monkeypatch):
 
 # -- the command -------------------------------------------------------------------
 
-def test_command_runs_anonymously_and_says_so(tmp_path, fake, monkeypatch):
+def test_command_without_keys_says_none_were_set_and_the_service_refuses(tmp_path, fake, monkeypatch):
     monkeypatch.delenv("IA_ACCESS_KEY", raising=False)
     monkeypatch.delenv("IA_SECRET_KEY", raising=False)
     db = tmp_path / "cli.db"
     store = Store(db)
-    (sid,) = seed(store, fake, ["ok"])
+    seed(store, fake, ["ok", "ok"])
     store.close()
     result = CliRunner().invoke(archive, ["--db", str(db), "--warc-dir", str(tmp_path / "w"),
                                           "--base-url", fake.base, "--min-interval", "0.05",
                                           "--poll-seconds", "0.05", "--max-wait", "10"])
-    assert result.exit_code == 0, result.output
-    assert "anonymously" in result.stderr
-    assert fake.submissions[0].authorization is None
-    assert confirmed_snapshot_ids(Store(db)) == {sid}
+    # The service answers HTTP 401 'You need to be logged in' to an anonymous POST /save.
+    assert result.exit_code == 1, result.output
+    assert "refuses anonymous submissions" in result.stderr
+    assert "no keys were set" in result.output and "refused the credentials" not in result.output
+    assert [s.authorization for s in fake.submissions] == [None]
+    answer = Store(db).one("SELECT message, service_message FROM archive_submissions")
+    assert answer["service_message"] == "You need to be logged in to use Save Page Now."
+    assert "none were set" in answer["message"]
 
 
 def test_command_exits_non_zero_when_credentials_are_refused(tmp_path, hosts, monkeypatch):
@@ -388,52 +295,3 @@ def test_command_refuses_faster_than_allowed_against_the_real_service(tmp_path, 
 def test_command_help_ends_with_an_example():
     result = CliRunner().invoke(archive, ["--help"])
     assert "Example:" in result.output and "python -m collector archive" in result.output
-
-
-# -- reading answers -----------------------------------------------------------------
-
-def answer(status=200, body=b"", headers=None, result=None):
-    return Response("u", "u", result or ("ok" if 200 <= status < 300 else "http_error"), status,
-                    headers or {}, body)
-
-
-@pytest.mark.parametrize("response, status, effect", [
-    (answer(body=b'{"url": "u", "job_id": "spn2-1"}'), "pending", spn.PENDING),
-    (answer(body=b"<html>", headers={"content-location": "/web/2026/u", "x-page-cache": "HIT"}),
-     "failed_request", spn.TEMPORARY),
-    (answer(body=b'{"message": "Your capture will begin in 30s"}'), "rate_limited", spn.BACKOFF),
-    (answer(body=b'{"message": "You cannot make more than 4,000 captures per day."}'), "rate_limited", spn.STOP),
-    (answer(429, headers={"retry-after": "30"}, result="rate_limited"), "rate_limited", spn.BACKOFF),
-    (answer(401), "failed_request", spn.STOP),
-    (answer(502, result="server_error"), "failed_request", spn.TEMPORARY),
-    (answer(body=b'{"status": "error", "status_ext": "error:blocked-url"}'), "error", spn.PERMANENT),
-    (answer(body=b'{"status": "error", "status_ext": "error:user-session-limit"}'), "error", spn.BACKOFF),
-])
-def test_read_submit(response, status, effect):
-    got = spn.read_submit(response)
-    assert (got.status, got.effect) == (status, effect) and got.archive_url is None
-
-
-@pytest.mark.parametrize("response, expired, status, effect", [
-    (answer(body=b'{"status": "success", "timestamp": "20260301060000", "original_url": "https://a/b"}'),
-     False, "success", spn.CONFIRMED),
-    (answer(body=b'{"status": "success", "timestamp": "2026", "original_url": "https://a/b"}'),
-     False, "success", spn.TEMPORARY),
-    (answer(body=b'{"status": "pending", "resources": []}'), False, "pending", spn.PENDING),
-    (answer(body=b'{"status": "pending", "resources": []}'), True, "unknown", spn.TEMPORARY),
-    (answer(404, result="not_found"), False, "unknown", spn.TEMPORARY),
-    (answer(body=b'{"status": "error", "message": "Job not found"}'), False, "unknown", spn.TEMPORARY),
-    # The target's 404 is the address's fate, not a vanished job.
-    (answer(body=b'{"status": "error", "status_ext": "error:not-found", "message": "not found"}'),
-     False, "error", spn.PERMANENT),
-    (answer(body=b'{"status": "error", "status_ext": "error:never-seen-before"}'), False, "error", spn.TEMPORARY),
-    (answer(body=b'{"status": "error", "status_ext": "error:unauthorized"}'), False, "error", spn.STOP),
-    (answer(503, result="server_error"), False, "failed_request", spn.TEMPORARY),
-])
-def test_read_status(response, expired, status, effect):
-    got = spn.read_status(response, "spn2-1", expired)
-    assert (got.status, got.effect, got.job_id) == (status, effect, "spn2-1")
-    if effect == spn.CONFIRMED:
-        assert got.archive_url == "https://web.archive.org/web/20260301060000/https://a/b"
-    else:
-        assert got.archive_url is None
