@@ -1,13 +1,15 @@
 """The record over years: one record repository per calendar year, at the hourly load, day after day.
 
     .venv/bin/python bench/record_years.py                      # 2027 and 2028, figures for 40 and 100 outlets
+    .venv/bin/python bench/record_years.py --months 6           # a repository per half year
     .venv/bin/python bench/record_years.py --start 2026-12-30 --days 4   # a quick look across one boundary
 
 No network. Each simulated hour writes the rows of one collect job and one archive job with
 bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses, titles,
 text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS, so year two carries the
 2160 h and 8760 h slots that year one only begins). The record is committed daily to the repository
-of its UTC year; at 1 January the new year's repository is started from the last file of the old one
+of its UTC year (or shorter period, --months); at 1 January the new year's repository is started
+from the last file of the old one
 (collector.record.rollover.seed, as `export rollover` does in the workflows), and the old one is
 packed (`git gc`) and measured. Rows, files and their sizes grow linearly with the number of outlets
 (each outlet's rows are independent), so one simulated outlet is scaled to the outlets reported.
@@ -43,9 +45,9 @@ GITHUB_RECOMMENDED = 5 * 10**9  # "less than 5 GB is strongly recommended" (GitH
 
 @dataclass
 class Year:
-    """What one calendar year's record repository came to."""
+    """What one period's record repository came to (a calendar year's, or --months)."""
 
-    year: int
+    year: str  # the period's label: 2027, or 2027-07
     repo: Path
     days: int = 0
     db_peak: int = 0  # bytes of the working database, largest at any day's end
@@ -65,7 +67,7 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-def new_repository(work: Path, year: int) -> Path:
+def new_repository(work: Path, year: str) -> Path:
     repo = work / f"record-{year}"
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
@@ -123,17 +125,21 @@ def simulate(args, work: Path) -> list[Year]:
     store = Store(db_path)
     sim = growth.Simulation(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True, rng,
                             per_kind)
-    years = [Year(args.start.year, new_repository(work, args.start.year))]
+    def label(day: date) -> str:
+        moment = datetime.combine(day, datetime.min.time(), timezone.utc)
+        return rollover.period_label(rollover.period_of(moment, args.months), args.months)
+
+    years = [Year(label(args.start), new_repository(work, label(args.start)))]
     warc_before = 0
     started = time.monotonic()
     for day in range(args.days):
         today = args.start + timedelta(days=day)
-        if today.year != years[-1].year:  # 1 January: the new year's repository continues the old one
+        if label(today) != years[-1].year:  # 1 January: the new year's repository continues the old one
             old = years[-1]
             close_year(old, years, db_path, saved, work)
-            years.append(Year(today.year, new_repository(work, today.year)))
+            years.append(Year(label(today), new_repository(work, label(today))))
             rollover.seed(old.repo, years[-1].repo, f"bench/record-{old.year}", growth.START + timedelta(days=day))
-        last_day = (today + timedelta(days=1)).year != today.year or day + 1 == args.days
+        last_day = label(today + timedelta(days=1)) != label(today) or day + 1 == args.days
         if last_day and folder.last_batch(years[-1].repo) is not None:
             store.checkpoint()  # the cache a job of the year's last day starts from
             shutil.copyfile(db_path, saved)
@@ -173,11 +179,11 @@ def report(years: list[Year], args) -> None:
     for outlets in args.outlets:
         scale = outlets / args.simulate
         print(f"At {outlets} outlets x {args.per_day} articles a day (simulated {args.simulate}, scaled x{scale:g}):")
-        print("  year  days  repository (git gc)  files  largest file  working database (peak, end)  "
+        print("  period   days  repository (git gc)  files  largest file  working database (peak, end)  "
               "WARC a day  full rebuild  resume")
         for y in years:
             fits = "under" if y.packed * scale < GITHUB_RECOMMENDED else "OVER"
-            print(f"  {y.year}  {y.days:>4}  {y.packed * scale / GIB:6.2f} GiB ({fits} 5 GB)  {y.files:>5}  "
+            print(f"  {y.year:<7}  {y.days:>4}  {y.packed * scale / GIB:6.2f} GiB ({fits} 5 GB)  {y.files:>5}  "
                   f"{y.largest[0] * scale / MIB:6.2f} MiB    {y.db_peak * scale / GIB:6.2f} GiB, "
                   f"{y.db_end * scale / GIB:6.2f} GiB      {y.warc * scale / max(y.days, 1) / GIB:5.2f} GiB  "
                   f"{y.rebuild_seconds * scale / 60:7.1f} min  {y.resume_seconds * scale:5.1f} s")
@@ -198,6 +204,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", type=date.fromisoformat, default=date(2027, 1, 1), help="first day (UTC)")
     parser.add_argument("--days", type=int, default=731, help="days simulated (2027 and 2028: 731)")
+    parser.add_argument("--months", type=int, default=12, help="months of record in one repository")
     parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
     parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
     parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")

@@ -73,12 +73,14 @@ RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
 GONE_MIN_ABSENT_CHECKS = 3
 GONE_MIN_SPAN_HOURS = 6
 
-# Where the record lives. Each calendar year's export files go to a record repository of their own,
-# named for the year, so that no repository passes GitHub's recommended 5 GB: a year at 40 outlets is
-# about 3.8 GiB of git objects (bench/storage_growth.py), two years in one repository would be 8.
-RECORD_REPOSITORY_SUFFIX = "-record-{year}"  # appended to the code repository's owner/name
-# The next year's record repository is made this many days before the year ends (UTC), so that a
-# missing permission shows in December, not in the first job of January.
+# Where the record lives. The record of each period (a calendar year by default) is committed to a
+# record repository of its own, so that no repository passes GitHub's recommended 5 GB: git keeps
+# every file ever committed, so one repository for the whole record would pass it within two years
+# at 40 outlets (bench/record_years.py measures each period's repository).
+RECORD_REPOSITORY_MONTHS = 12  # months of record in one repository: 12, 6, 4, 3, 2 or 1 (a year's divisor)
+RECORD_REPOSITORY_SUFFIX = "-record-{period}"  # after the code repository's owner/name; YYYY, or YYYY-MM
+# The next period's record repository is made this many days before the period ends (UTC), so that
+# a missing permission shows before the first job of the period needs it.
 RECORD_PREPARE_DAYS = 14
 
 # Publication: a group with fewer contributing outlets is withheld.

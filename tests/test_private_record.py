@@ -133,7 +133,7 @@ def _commit(github: FakeGitHub, record: Path, repository: str, message: str) -> 
 
 def test_each_year_is_written_to_its_own_repository_and_the_chain_runs_across(tmp_path):
     github = FakeGitHub(tmp_path / "gh")
-    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_YEAR": "2026"}
+    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2026"}
     # 20 December 2026: this year's repository and next year's are made, private.
     prepared = script(github, "record_repository.sh", "prepare", NOW="2026-12-20T05:23:00Z", **env)
     assert prepared.returncode == 0, prepared.stdout + prepared.stderr
@@ -188,8 +188,8 @@ def test_checkout_refuses_a_public_or_missing_repository_and_never_starts_a_chai
     github.set_visibility(f"{CODE}-record-2027", "private")
     # Last year's repository cannot be seen (or never was): only the year the record began starts from nothing.
     unseen = script(github, "record_repository.sh", "checkout", str(tmp_path / "d"), **env)
-    assert unseen.returncode == 1 and "TAKEDOWNWATCH_FIRST_YEAR to 2027" in unseen.stderr
-    first = script(github, "record_repository.sh", "checkout", str(tmp_path / "e"), RECORD_FIRST_YEAR="2027", **env)
+    assert unseen.returncode == 1 and "TAKEDOWNWATCH_FIRST_PERIOD to 2027" in unseen.stderr
+    first = script(github, "record_repository.sh", "checkout", str(tmp_path / "e"), RECORD_FIRST_PERIOD="2027", **env)
     assert first.returncode == 0 and first.stdout == f"repository={CODE}-record-2027\n", first.stderr
     github.outage()
     down = script(github, "record_repository.sh", "checkout", str(tmp_path / "c"), **env)

@@ -475,7 +475,7 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         # The record goes to this year's record repository, named by the checkout.
         assert listed[push]["env"]["RECORD_REPOSITORY"] == "${{ steps.record.outputs.repository }}"
         assert listed[checkout]["id"] == "record"
-        assert listed[checkout]["env"]["RECORD_FIRST_YEAR"] == "${{ vars.TAKEDOWNWATCH_FIRST_YEAR }}"
+        assert listed[checkout]["env"]["RECORD_FIRST_PERIOD"] == "${{ vars.TAKEDOWNWATCH_FIRST_PERIOD }}"
 
 
 def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
@@ -535,22 +535,34 @@ def test_no_job_can_write_the_record_before_it_refused_a_repository_that_is_not_
         assert "require_private.sh" in (SCRIPTS / script).read_text(encoding="utf-8"), script
 
 
+def _months_of(cron: str) -> set[int]:
+    return {int(m) for m in cron.split()[3].split(",")}
+
+
 def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
+    from datetime import datetime, timezone
+
+    from collector import settings
+    from collector.record.rollover import repositories
+
     workflow = load(WORKFLOWS / "rollover.yml")
-    crons = [entry["cron"] for entry in workflow["on"]["schedule"]]
-    assert crons == ["29 5 15-31 12 *", "29 */6 1-3 1 *"] and "workflow_dispatch" in workflow["on"]
+    prepare, roll = [entry["cron"] for entry in workflow["on"]["schedule"]]
+    assert "workflow_dispatch" in workflow["on"]
     assert workflow["concurrency"] == load(WORKFLOWS / "collect.yml")["concurrency"]
+    # Daily in the last days of each period, then every 6 hours in the first three of the next.
+    starts = set(range(1, 13, settings.RECORD_REPOSITORY_MONTHS))
+    assert _months_of(roll) == starts and roll.split()[:3] == ["29", "*/6", "1-3"]
+    assert _months_of(prepare) == {(m - 2) % 12 + 1 for m in starts}
+    first_day = int(prepare.split()[2].split("-")[0])
+    assert prepare.split()[2].endswith("-31")
+    # The first run of the prepare window already makes the next period's repository.
+    for month in _months_of(prepare):
+        early = datetime(2026, month, first_day, 5, 29, tzinfo=timezone.utc)
+        assert len(repositories("o/tw", early).prepare) == 2, month
+        assert len(repositories("o/tw", early.replace(day=first_day - 4)).prepare) == 1
     (job,) = workflow["jobs"].values()
     text = [s.get("run", "") for s in job["steps"]]
     order = [next(i for i, t in enumerate(text) if needle in t) for needle in (
         "require_private.sh", "record_repository.sh prepare", "record_repository.sh checkout",
         "commit_record.sh", "export verify")]
     assert order == sorted(order)
-    from datetime import datetime, timezone
-
-    from collector import settings
-    from collector.record.rollover import repositories
-    # The December schedule starts early enough for the repository to be made in time.
-    first = datetime(2026, 12, int(crons[0].split()[2].split("-")[0]), 5, 29, tzinfo=timezone.utc)
-    assert (datetime(2027, 1, 1, tzinfo=timezone.utc) - first).days <= settings.RECORD_PREPARE_DAYS + 3
-    assert len(repositories("o/tw", first.replace(day=31)).prepare) == 2

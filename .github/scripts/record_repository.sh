@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The record repositories: each calendar year's export files live in a private repository of their own,
-# PREFIX-record-YYYY (PREFIX is the code repository's owner/name), so that none passes GitHub's recommended
-# 5 GB (README, "Where the record lives"). gh and git use GH_TOKEN, a token that may read and write them.
+# The record repositories: each period's export files (a calendar year's, settings.RECORD_REPOSITORY_MONTHS)
+# live in a private repository of their own, PREFIX-record-YYYY (PREFIX is the code repository's
+# owner/name), so that none passes GitHub's recommended 5 GB (README, "Where the record lives").
+# gh and git use GH_TOKEN, a token that may read and write them.
 #
-#   bash .github/scripts/record_repository.sh prepare            # make this year's (and in late December
-#                                                                # next year's) repository, private
-#   bash .github/scripts/record_repository.sh checkout data/record  # clone this year's; roll over when due
-#   bash .github/scripts/record_repository.sh history records    # clone every year's, print them oldest first
+#   bash .github/scripts/record_repository.sh prepare            # make this period's (and near its end the
+#                                                                # next one's) repository, private
+#   bash .github/scripts/record_repository.sh checkout data/record  # clone this period's; roll over when due
+#   bash .github/scripts/record_repository.sh history records    # clone every period's, print them oldest first
 #
-# checkout prints `repository=OWNER/NAME` for $GITHUB_OUTPUT. The rollover: the first writing job of a year
-# finds its repository without an export file and copies the last file of the year before into it
-# (`python -m collector export rollover`); its own export continues the chain from that copy and its
-# commit carries both. Only in the year the record began (RECORD_FIRST_YEAR) may this year's repository
-# start without last year's. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), RECORD_FIRST_YEAR,
-# NOW (default the clock), RECORD_URL_BASE (default https://github.com), PYTHON.
+# checkout prints `repository=OWNER/NAME` for $GITHUB_OUTPUT. The rollover: the first writing job of a
+# period finds its repository without an export file and copies the last file of the period before into
+# it (`python -m collector export rollover`); its own export continues the chain from that copy and its
+# commit carries both. Only the period the record began in (RECORD_FIRST_PERIOD, e.g. 2026) may start
+# without the one before. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), RECORD_FIRST_PERIOD,
+# RECORD_MONTHS (default the setting), RECORD_PREVIOUS (the repository before, when the period length
+# changed), NOW (default the clock), RECORD_URL_BASE (default https://github.com), PYTHON.
 set -euo pipefail
 command=${1:?usage: record_repository.sh prepare | checkout DEST | history PARENT}
 prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_REPOSITORY is set}}
@@ -21,9 +23,11 @@ base=${RECORD_URL_BASE:-https://github.com}
 python=${PYTHON:-python}
 here=$(dirname "$0")
 now=(); [[ -n "${NOW:-}" ]] && now=(--now "$NOW")
-plan=$("$python" -m collector export repositories --prefix "$prefix" "${now[@]}")
+months=(); [[ -n "${RECORD_MONTHS:-}" ]] && months=(--months "$RECORD_MONTHS")
+plan=$("$python" -m collector export repositories --prefix "$prefix" "${months[@]}" "${now[@]}")
+label=$(awk '$1 == "label" {print $2}' <<< "$plan")
 current=$(awk '$1 == "current" {print $2}' <<< "$plan")
-previous=$(awk '$1 == "previous" {print $2}' <<< "$plan")
+previous=${RECORD_PREVIOUS:-$(awk '$1 == "previous" {print $2}' <<< "$plan")}
 
 exists() {  # 0: the repository exists; 1: GitHub says there is none; anything else stops the job
   local answer
@@ -59,14 +63,13 @@ case "$command" in
     bash "$here/require_private.sh" "$current" >&2
     [[ -n "${GH_TOKEN:-}" ]] && gh auth setup-git
     clone "$current" "$dest"
-    year=${current##*-}
     due=no
     "$python" -m collector export rollover --check --out "$dest" >&2 && due=yes
-    if [[ "$due" == yes ]] && ! exists "$previous" && [[ "${RECORD_FIRST_YEAR:-}" != "$year" ]]; then
+    if [[ "$due" == yes ]] && ! exists "$previous" && [[ "${RECORD_FIRST_PERIOD:-}" != "$label" ]]; then
       # A repository the token may not see answers 404 too: starting a second chain here would cut the
-      # record in two, so only the year the record began (TAKEDOWNWATCH_FIRST_YEAR) may start from nothing.
+      # record in two, so only the period the record began in (TAKEDOWNWATCH_FIRST_PERIOD) starts from nothing.
       echo "::error::$current holds no export file and $previous cannot be seen: give the App access to it, \
-or, if the record began in $year, set the repository variable TAKEDOWNWATCH_FIRST_YEAR to $year" >&2
+or, if the record began in $label, set the repository variable TAKEDOWNWATCH_FIRST_PERIOD to $label" >&2
       exit 1
     fi
     if [[ "$due" == yes ]] && exists "$previous"; then

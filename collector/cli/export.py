@@ -6,6 +6,7 @@ import time
 
 import click
 
+from collector import settings
 from collector.cli.options import make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
@@ -164,18 +165,23 @@ def rollover_command(out_dir, previous, repository, check, now):
 
 @export.command("repositories")
 @click.option("--prefix", required=True, help="The code repository's owner/name, which names the record's.")
+@click.option("--months", type=int, default=None,
+              help=f"Months of record in one repository (default {settings.RECORD_REPOSITORY_MONTHS}).")
 @click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
-def repositories_command(prefix, now):
-    """Print the record repositories of now: this year's, last year's, and those that must exist.
+def repositories_command(prefix, months, now):
+    """Print the record repositories of now: this period's, the last period's, and those that must exist.
 
-    One line each: `current NAME`, `previous NAME`, then `prepare NAME` for
-    this year's and, in the last days of the year, next year's.
+    One line each: `label PERIOD`, `current NAME`, `previous NAME`, then
+    `prepare NAME` for this period's and, in its last days, the next one's.
 
     \b
     Example:
         python -m collector export repositories --prefix activaterights/takedownwatch
     """
-    found = repositories(prefix, make_clock(now).now())
-    click.echo(f"current {found.current}\nprevious {found.previous}")
+    try:
+        found = repositories(prefix, make_clock(now).now(), months)
+    except TakedownWatchError as exc:
+        raise click.BadParameter(str(exc), param_hint="--months") from exc
+    click.echo(f"label {found.label}\ncurrent {found.current}\nprevious {found.previous}")
     for name in found.prepare:
         click.echo(f"prepare {name}")

@@ -1,14 +1,15 @@
-"""The yearly rollover: each calendar year's export files in a record repository of their own.
+"""The rollover: each period's export files (a calendar year's) in a record repository of their own.
 
-A year of the record at 40 outlets is about 3.8 GiB of git objects
-(bench/storage_growth.py); two years in one repository would pass GitHub's
-recommended 5 GB, and git's history keeps every file ever committed, so
-moving old files out of a repository does not make it smaller. Instead the
-record of each UTC year is committed to `<owner>/<name>-record-YYYY`
-(settings.RECORD_REPOSITORY_SUFFIX), and the code repository holds no record.
+Git's history keeps every file ever committed, so moving old files out of a
+repository does not make it smaller, and one repository for the whole record
+would pass GitHub's recommended 5 GB within two years at 40 outlets
+(bench/record_years.py). Instead the record of each UTC period of
+settings.RECORD_REPOSITORY_MONTHS months is committed to a repository of its
+own, `<owner>/<name>-record-YYYY` for a year, `...-record-YYYY-MM` (its first
+month) for a shorter period; the code repository holds no record.
 
-The step at the boundary, done by the first writing job of a year: its
-year's repository holds no export file yet, so the last file of the year
+The step at the boundary, done by the first writing job of a period: its
+repository holds no export file yet, so the last file of the period
 before is copied into it byte for byte, beside a CONTINUES.json naming the
 repository and file it continues (collector/record/folder.py). The next
 export then continues the chain from that copy (its `previous_sha256` is
@@ -36,32 +37,63 @@ from collector.record.folder import CONTINUES, batches, continues, last_batch, r
 class Repositories:
     """The record repositories a job of one moment deals with."""
 
-    current: str  # this UTC year's: every writing job commits here
-    previous: str  # last year's: the one the current continues
-    prepare: tuple[str, ...]  # to exist by now: this year's, and next year's near the year's end
+    label: str  # this period's: '2027', or '2027-07' for periods shorter than a year
+    current: str  # this period's repository: every writing job commits here
+    previous: str  # the period before's: the one the current continues
+    prepare: tuple[str, ...]  # to exist by now: this period's, and the next one's near this one's end
 
 
-def repository_name(prefix: str, year: int) -> str:
-    """Return the record repository of a year: the code repository's owner/name and the year's suffix."""
-    return prefix + settings.RECORD_REPOSITORY_SUFFIX.format(year=year)
+Period = tuple[int, int]  # (year, first month)
 
 
-def repositories(prefix: str, now: datetime) -> Repositories:
-    """Return this year's and last year's record repositories, and those that must exist by now."""
-    year = now.astimezone(timezone.utc).year
-    current = repository_name(prefix, year)
-    ahead = datetime(year + 1, 1, 1, tzinfo=timezone.utc) - timedelta(days=settings.RECORD_PREPARE_DAYS)
-    prepare = (current, repository_name(prefix, year + 1)) if now >= ahead else (current,)
-    return Repositories(current, repository_name(prefix, year - 1), prepare)
+def period_of(moment: datetime, months: int | None = None) -> Period:
+    """Return the record period (year, first month) holding a moment, in UTC."""
+    months = _months(months)
+    moment = moment.astimezone(timezone.utc)
+    return moment.year, (moment.month - 1) // months * months + 1
+
+
+def shift(period: Period, count: int, months: int | None = None) -> Period:
+    """Return the period `count` periods after (or, negative, before) the one given."""
+    index = period[0] * 12 + period[1] - 1 + count * _months(months)
+    return index // 12, index % 12 + 1
+
+
+def period_label(period: Period, months: int | None = None) -> str:
+    """Return a period's name: the year for a year's period, else year and first month ('2027-07')."""
+    return str(period[0]) if _months(months) == 12 else f"{period[0]}-{period[1]:02d}"
+
+
+def repository_name(prefix: str, period: Period, months: int | None = None) -> str:
+    """Return the record repository of a period: the code repository's owner/name and the period's suffix."""
+    return prefix + settings.RECORD_REPOSITORY_SUFFIX.format(period=period_label(period, months))
+
+
+def repositories(prefix: str, now: datetime, months: int | None = None) -> Repositories:
+    """Return this period's and the last period's record repositories, and those that must exist by now."""
+    period = period_of(now, months)
+    following = shift(period, 1, months)
+    ahead = datetime(*following, 1, tzinfo=timezone.utc) - timedelta(days=settings.RECORD_PREPARE_DAYS)
+    current = repository_name(prefix, period, months)
+    prepare = (current, repository_name(prefix, following, months)) if now >= ahead else (current,)
+    return Repositories(period_label(period, months), current,
+                        repository_name(prefix, shift(period, -1, months), months), prepare)
+
+
+def _months(months: int | None) -> int:
+    months = settings.RECORD_REPOSITORY_MONTHS if months is None else months
+    if months < 1 or 12 % months:
+        raise ExportError(f"a record period of {months} months does not divide a year")
+    return months
 
 
 def due(current: str | Path) -> bool:
-    """Return True when a record folder holds no export file yet: a new year's repository, to be rolled over."""
+    """Return True when a record folder holds no export file yet: a new period's repository, to roll over into."""
     return last_batch(current) is None and continues(current) is None
 
 
 def seed(previous: str | Path, current: str | Path, repository: str, now: datetime) -> Path:
-    """Return the file copied after starting a new year's record folder from the last file of the one before.
+    """Return the file copied after starting a new period's record folder from the last file of the one before.
 
     `previous` needs to hold only its last file (a sparse checkout does).
     Raises ExportError when the rollover is not due (the folder holds the

@@ -147,6 +147,26 @@ def test_which_record_repositories_a_moment_needs(now, current, previous, prepar
     """The year is the UTC year; next year's repository is made settings.RECORD_PREPARE_DAYS ahead."""
     found = rollover.repositories("o/tw", datetime.fromisoformat(now.replace("Z", "+00:00")))
     assert (found.current, found.previous, list(found.prepare)) == (current, previous, prepare)
+    assert found.label == current.rsplit("-", 1)[1]
+
+
+@pytest.mark.parametrize("months, now, label, previous, following", [
+    (6, "2027-03-01T00:00:00Z", "2027-01", "2026-07", None),
+    (6, "2027-06-20T00:00:00Z", "2027-01", "2026-07", "2027-07"),
+    (6, "2027-07-01T00:00:00Z", "2027-07", "2027-01", None),
+    (3, "2027-12-31T00:00:00Z", "2027-10", "2027-07", "2028-01"),
+    (1, "2027-01-15T00:00:00Z", "2027-01", "2026-12", None),
+])
+def test_shorter_periods_each_have_a_repository(months, now, label, previous, following):
+    """At 100 outlets a year's record passes 5 GB: settings.RECORD_REPOSITORY_MONTHS makes the periods shorter."""
+    found = rollover.repositories("o/tw", datetime.fromisoformat(now.replace("Z", "+00:00")), months)
+    assert (found.label, found.current, found.previous) == (label, f"o/tw-record-{label}", f"o/tw-record-{previous}")
+    assert list(found.prepare) == [found.current] + ([f"o/tw-record-{following}"] if following else [])
+
+
+def test_a_period_must_divide_a_year():
+    with pytest.raises(ExportError, match="does not divide a year"):
+        rollover.repositories("o/tw", NEW_YEAR, 5)
 
 
 def test_the_commands(years, tmp_path):
@@ -170,5 +190,11 @@ def test_the_commands(years, tmp_path):
                                              "--db", str(tmp_path / "cli.db")])
     assert rebuilt.exit_code == 0 and "\nrebuilt " in rebuilt.output and "runs 6" in rebuilt.output, rebuilt.output
     listed = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--now", "2027-12-20T00:00:00Z"])
-    assert listed.output.split("\n")[:4] == ["current o/tw-record-2027", "previous o/tw-record-2026",
+    assert listed.output.split("\n")[:5] == ["label 2027", "current o/tw-record-2027", "previous o/tw-record-2026",
                                              "prepare o/tw-record-2027", "prepare o/tw-record-2028"]
+    halves = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--months", "6", "--now",
+                                            "2027-08-01T00:00:00Z"])
+    assert halves.output.split("\n")[:3] == ["label 2027-07", "current o/tw-record-2027-07",
+                                             "previous o/tw-record-2027-01"]
+    wrong = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--months", "5"])
+    assert wrong.exit_code == 2 and "does not divide a year" in wrong.output
