@@ -11,7 +11,9 @@ What it answers, and where the behaviour comes from:
   (https://cli.github.com/manual/gh_api; as seen by users in seachicken/gh-poi#12).
   `down` makes every API call fail another way (`HTTP 502`), as an outage would.
 - `gh repo create OWNER/NAME --private --add-readme` (https://cli.github.com/manual/gh_repo_create):
-  the repository, with one commit holding README.md on its default branch, `main`.
+  the repository, with one commit holding README.md on its default branch, `main`, served over
+  file:// with partial clones allowed, as GitHub serves `git clone --filter=blob:none`
+  (https://github.blog/open-source/git/get-up-to-speed-with-partial-clone-and-shallow-clone/).
 - `gh release view TAG [--json assets --jq ...]`, `gh release create TAG ...`,
   `gh release upload TAG FILE` (https://cli.github.com/manual/gh_release), as
   publish_warc.sh uses them: a release is a file listing its assets' names.
@@ -66,6 +68,8 @@ elif args[:2] == ["repo", "create"]:
     bare = state / "github" / (name + ".git")
     bare.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    for key in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"):  # partial clones, as GitHub serves
+        subprocess.run(["git", "config", key, "true"], cwd=bare, check=True)
     seed = state / "seed" / name
     subprocess.run(["git", "clone", "-q", str(bare), str(seed)], check=True, capture_output=True)
     (seed / "README.md").write_text("# " + name + "\n")
@@ -118,7 +122,7 @@ class FakeGitHub:
     def env(self, **extra: str) -> dict[str, str]:
         """Return an environment in which `gh` is this fake (and git finds these repositories)."""
         return dict(os.environ, PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}",
-                    RECORD_URL_BASE=str(self.url_base), **extra)
+                    RECORD_URL_BASE=self.url_base.as_uri(), **extra)
 
     def create(self, name: str, visibility: str = "private") -> Path:
         """Return the bare repository made as `gh repo create NAME --<visibility> --add-readme` makes it."""

@@ -253,3 +253,64 @@ def test_a_job_without_a_cache_asks_for_the_rebuild_of_every_year(years, tmp_pat
     cached = subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(new), str(saved)],
                             capture_output=True, text=True, timeout=120, env=env)
     assert cached.returncode == 0 and "2 newer export file(s)" in cached.stdout, cached.stderr
+
+
+def test_a_job_checks_out_only_the_newest_days_whatever_the_records_age(tmp_path):
+    """The tree comes whole, file contents only for the newest days: a job's checkout does not grow with the year."""
+    github = FakeGitHub(tmp_path / "gh")
+    name = f"{CODE}-record-2027"
+    github.create(name)
+    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2027"}
+    first = script(github, "record_repository.sh", "checkout", str(tmp_path / "writer"), NOW="2027-03-01T00:17:00Z",
+                   **env)
+    assert first.returncode == 0, first.stderr
+    store = Store(tmp_path / "work.db")
+    for day in range(6):  # six days of record, a job's export an hour, the first day's cache kept
+        _year_of_jobs(store, tmp_path / "writer", datetime(2027, 3, 1 + day, 0, 17, tzinfo=timezone.utc), 3)
+        _commit(github, tmp_path / "writer", name, f"record: day {day + 1}")
+        if day in (0, 4):
+            store.checkpoint()
+            shutil.copyfile(tmp_path / "work.db", tmp_path / f"cache-day-{day + 1}.db")
+    store.close()
+    job = tmp_path / "job"
+    done = script(github, "record_repository.sh", "checkout", str(job), NOW="2027-03-07T00:17:00Z", **env)
+    assert done.returncode == 0, done.stderr
+    present = sorted(folder.record_name(p)[:10] for p in job.rglob("*.jsonl.bz2"))
+    assert sorted(set(present)) == ["2027/03/05", "2027/03/06"]  # of six days
+    assert git(job, "config", "remote.origin.promisor").strip() == "true"  # a partial clone: bytes on demand
+    assert len(git(job, "ls-files").split()) == 1 + 18  # the README and every file, in the index
+    # A cache of yesterday resumes from what is there; one of the first day has the rest checked out.
+    for cache, files in (("cache-day-5.db", 3), ("cache-day-1.db", 15)):
+        level = script(github, "level_database.sh", str(job), str(tmp_path / cache))
+        assert level.returncode == 0 and f"{files} newer export file(s)" in level.stdout, level.stdout + level.stderr
+    assert ("checking out the whole record folder" in level.stderr
+            and len(list(job.rglob("*.jsonl.bz2"))) == 18)
+    assert dump(tmp_path / "cache-day-1.db") == dump(tmp_path / "work.db")
+
+
+def test_a_sparse_checkout_commits_its_new_files_and_checks_the_newest_days_after_a_rebase(tmp_path):
+    github = FakeGitHub(tmp_path / "gh")
+    name = f"{CODE}-record-2027"
+    bare = github.create(name)
+    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2027"}
+    assert script(github, "record_repository.sh", "checkout", str(tmp_path / "w"), NOW="2027-03-01T00:17:00Z",
+                  **env).returncode == 0
+    store = Store(tmp_path / "work.db")
+    for day in range(3):
+        _year_of_jobs(store, tmp_path / "w", datetime(2027, 3, 1 + day, 0, 17, tzinfo=timezone.utc), 2)
+        _commit(github, tmp_path / "w", name, f"record: day {day + 1}")
+    job = tmp_path / "job"  # the next day's job: today's folder does not exist yet
+    assert script(github, "record_repository.sh", "checkout", str(job), NOW="2027-03-04T00:17:00Z",
+                  **env).returncode == 0
+    _year_of_jobs(store, job, datetime(2027, 3, 4, 0, 17, tzinfo=timezone.utc), 1)
+    store.close()
+    person = tmp_path / "person"  # meanwhile someone edits the README: the job's push is refused once
+    git(tmp_path, "clone", "-q", str(bare), "person")
+    (person / "README.md").write_text("the record of 2027\n")
+    git(person, "-c", "user.name=p", "-c", "user.email=p@example.invalid", "commit", "-qam", "docs")
+    git(person, "push", "-q", "origin", "main")
+    done = script(github, "commit_record.sh", "record: day 4", RECORD=str(job), RECORD_REPOSITORY=name)
+    assert done.returncode == 0 and "rebasing" in done.stderr, done.stdout + done.stderr
+    assert "export files present, chain intact" in done.stdout  # the tail checked, as the checkout holds it
+    assert git(bare, "log", "--format=%s", "-2", "main").split("\n")[:2] == ["record: day 4", "docs"]
+    assert "2027/03/04/000007.jsonl.bz2" in git(bare, "ls-tree", "-r", "--name-only", "main").split()

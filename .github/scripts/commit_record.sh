@@ -24,7 +24,7 @@ bash "$here/require_private.sh" "${RECORD_REPOSITORY:?RECORD_REPOSITORY is not s
 branch=${RECORD_BRANCH:-$(git symbolic-ref --short HEAD)}
 git config user.name "takedownwatch[bot]"
 git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
-git add -A -- .
+git add --sparse -A -- .  # a sparse checkout's new files too (today's folder may lie outside it)
 if git diff --quiet --cached; then
   echo "record unchanged: nothing to commit"
   exit 0
@@ -37,7 +37,8 @@ for attempt in 1 2 3 4 5; do
   fi
   echo "push refused (attempt $attempt): rebasing onto origin/$branch" >&2
   git pull --quiet --rebase origin "$branch"
-  "$python" -m collector export verify --out .
+  tail=(); [[ "$(git config --get core.sparseCheckout || true)" == true ]] && tail=(--tail)  # newest days only
+  "$python" -m collector export verify --out . "${tail[@]}"
   sleep $((attempt * 3))
 done
 echo "could not push the record after 5 attempts" >&2

@@ -62,7 +62,15 @@ case "$command" in
     fi
     bash "$here/require_private.sh" "$current" >&2
     [[ -n "${GH_TOKEN:-}" ]] && gh auth setup-git
-    clone "$current" "$dest"
+    # Only the newest days are checked out (the tree comes whole, each file's bytes only when checked out):
+    # a job needs the files from its cached database's on, whatever the period's age. level_database.sh
+    # checks out the rest when the cache is older.
+    clone "$current" "$dest" --filter=blob:none --sparse
+    mapfile -t days < <(git -C "$dest" ls-tree -r --name-only HEAD \
+      | grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$' | cut -d/ -f1-3 | sort -u \
+      | tail -n "${RECORD_DAYS:-2}" | sed 's|^|/|; s|$|/|')
+    today=$(date -u -d "${NOW:-now}" +/%Y/%m/%d/)  # where this job's exports go
+    git -C "$dest" sparse-checkout set --no-cone '/*.json' '/*.md' "${days[@]}" "$today"
     due=no
     "$python" -m collector export rollover --check --out "$dest" >&2 && due=yes
     if [[ "$due" == yes ]] && ! exists "$previous" && [[ "${RECORD_FIRST_PERIOD:-}" != "$label" ]]; then

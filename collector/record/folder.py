@@ -49,11 +49,13 @@ def record_name(path: Path) -> str:
     return "/".join(Path(path).parts[-4:])
 
 
-def batches(out_dir: str | Path) -> list[Path]:
+def batches(out_dir: str | Path, *, tail: bool = False) -> list[Path]:
     """Return the export files in sequence order; raise if the sequence has a gap or a double.
 
     A folder that continues another starts at the file its CONTINUES.json
-    names, which must be there, unchanged.
+    names, which must be there, unchanged. With `tail`, the files present
+    may start anywhere (a sparse checkout of the newest days holds no more),
+    but must follow each other from there.
     """
     root = Path(out_dir)
     found = []
@@ -63,11 +65,16 @@ def batches(out_dir: str | Path) -> list[Path]:
             found.append((int(match.group(4)), path))
     found.sort()
     link = continues(root)
-    if link is not None:
+    if tail:
+        link, start = None, found[0][0] if found else 1
+    elif link is not None:
         if not found or record_name(found[0][1]) != link["file"] or file_sha256(found[0][1]) != link["sha256"]:
             raise ExportError(f"{root} continues {link['repository']} from {link['file']}, but does not start "
                               "with that file unchanged")
-    for expected, (seq, path) in enumerate(found, start=link["batch"] if link else 1):
+    else:
+        start = 1
+    start = link["batch"] if link else start
+    for expected, (seq, path) in enumerate(found, start=start):
         if seq != expected:
             raise ExportError(f"export file {path} has sequence {seq}, expected {expected}: "
                               "a file is missing or two exports forked the record")
@@ -138,17 +145,20 @@ def read_ahead(paths: list[Path]) -> Iterator[tuple[Path, str | ExportError]]:
             yield path, text
 
 
-def verify(out_dir: str | Path | list) -> int:
+def verify(out_dir: str | Path | list, *, tail: bool = False) -> int:
     """Return the number of export files after checking their chain; raise ExportError if broken.
 
     Given several folders (record repositories, oldest first), checks the
     chain across them. A first folder that continues another is checked from
-    the file it starts with, whose own link back is then taken as given.
+    the file it starts with, whose own link back is then taken as given; so
+    is the oldest file present of a folder checked as a `tail` (one folder).
     """
     folders = out_dir if isinstance(out_dir, list) else [out_dir]
-    files = chain(folders)
+    if tail and len(folders) != 1:
+        raise ExportError("the tail of one record folder is checked at a time")
+    files = batches(folders[0], tail=True) if tail else chain(folders)
     previous_sha, through = None, {}
-    if files and continues(folders[0]) is not None:
+    if files and (tail or continues(folders[0]) is not None):
         start = read_header(files[0])
         previous_sha, through = start.get("previous_sha256"), start.get("after")
     for path in files:

@@ -11,7 +11,7 @@ from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_entries,
     listing_size, read_header, read_lines, repeated_id, row_of,
 )
-from collector.record.folder import chain, continues, read_ahead, record_name, verify
+from collector.record.folder import batches, chain, continues, read_ahead, record_name, verify
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, key_columns, record_tables
 
@@ -49,12 +49,15 @@ def resume(out_dir: str | Path | list, db_path: str | Path,
     does not replay the whole record each time. Raises ExportError for a
     database that does not continue the folder, which is left untouched.
     A new year's folder starts with the last file of the year before, so a
-    database level with that file resumes from the new folder alone.
+    database level with that file resumes from the new folder alone. One
+    folder need hold only the files from the database's on (a sparse
+    checkout of its newest days).
     """
     folders = _folders(out_dir)
     if not Path(db_path).is_file():
         raise ExportError(f"{db_path} does not exist: nothing to resume")
-    files = chain(folders)
+    # One folder may be a sparse checkout of its newest days: the files from the database's on are enough.
+    files = batches(folders[0], tail=True) if len(folders) == 1 else chain(folders)
     store = Store(db_path)
     try:
         head = shadows.head(store.conn)

@@ -198,3 +198,38 @@ def test_the_commands(years, tmp_path):
                                              "previous o/tw-record-2027-01"]
     wrong = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--months", "5"])
     assert wrong.exit_code == 2 and "does not divide a year" in wrong.output
+
+
+def test_a_sparse_checkout_of_the_newest_days_is_enough_to_resume_and_to_check_the_tail(years, tmp_path):
+    """A job checks out only its period's newest days: the files from its cached database's on."""
+    old, _, work, saved = years
+    sparse = tmp_path / "sparse"
+    for path in folder.batches(old)[2:]:  # the last two of four
+        (sparse / folder.record_name(path)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, sparse / folder.record_name(path))
+    with pytest.raises(ExportError, match="expected 1"):
+        folder.verify(sparse)
+    assert folder.verify(sparse, tail=True) == 2
+    runner = CliRunner()
+    done = runner.invoke(export_command, ["verify", "--tail", "--out", str(sparse)])
+    assert done.exit_code == 0 and "2 export files present, chain intact" in done.output
+    # A gap inside the tail, or a file edited, is found all the same.
+    third = sparse / folder.record_name(folder.batches(old)[2])
+    third.rename(tmp_path / "third.bz2")
+    second = folder.batches(old)[1]
+    (sparse / folder.record_name(second)).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(second, sparse / folder.record_name(second))
+    with pytest.raises(ExportError, match="has sequence 4, expected 3"):
+        folder.verify(sparse, tail=True)
+    shutil.move(tmp_path / "third.bz2", third)
+    assert folder.verify(sparse, tail=True) == 3
+    third.write_bytes(third.read_bytes() + b"\n")  # edited: the file after it no longer follows it
+    with pytest.raises(ExportError, match="SHA-256 chain broken"):
+        folder.verify(sparse, tail=True)
+    # The cache saved after 2026's last file resumes from a checkout holding only that file.
+    newest = tmp_path / "newest"
+    last = folder.batches(old)[-1]
+    (newest / folder.record_name(last)).parent.mkdir(parents=True)
+    shutil.copyfile(last, newest / folder.record_name(last))
+    files, _ = rebuilding.resume(newest, saved)
+    assert files == 0
