@@ -9,6 +9,15 @@ message=${1:?usage: commit_record.sh MESSAGE}
 record=${RECORD:-data/record}
 branch=${GITHUB_REF_NAME:?GITHUB_REF_NAME is not set}
 python=${PYTHON:-python}
+# The workflows check out with persist-credentials: false, so the token reaches git only here:
+# as the header actions/checkout itself would set, through git's environment, not its argv.
+if [[ -n "${GITHUB_TOKEN:-}" ]]; then
+  basic=$(printf 'x-access-token:%s' "$GITHUB_TOKEN" | base64 | tr -d '\n')
+  echo "::add-mask::$basic"
+  export GIT_CONFIG_COUNT=1
+  export GIT_CONFIG_KEY_0="http.${GITHUB_SERVER_URL:-https://github.com}/.extraheader"
+  export GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $basic"
+fi
 git config user.name "takedownwatch[bot]"
 git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
 git add -- "$record"

@@ -188,22 +188,24 @@ def _existing_store(db: str):
 @cli.command()
 @common_options
 @click.option("--json", "as_json", is_flag=True, help="Print the published figures as JSON.")
+@click.option("--published", default=settings.PUBLISHED_DIR, show_default=True,
+              help="Folder of the published history.")
 @edge
-def stats(db, warc_dir, outlets, now, vantage, as_json):
+def stats(db, warc_dir, outlets, now, vantage, as_json, published):
     """Print the coverage figures by group of outlets, exactly as the site publishes them.
 
-    Figures of a group with fewer than three contributing outlets are withheld,
-    and so is any figure from which a withheld one could be worked out.
+    They are read from the published history (see `publish`): closed weeks and
+    months only, with withheld figures marked, and whole-record sums of the
+    published weeks.
 
     \b
     Example:
         python -m collector stats --json > stats.json
     """
-    from collector.publish.figures import format_stats_text, stats_for_publication
+    from collector.publish.history import History
+    from collector.publish.view import format_stats_text, publication
 
-    store = _existing_store(db)
-    published = stats_for_publication(store, make_clock(now).now())
-    store.close()
+    published = publication(History.open(published).published.lines)
     if as_json:
         click.echo(json.dumps(published, ensure_ascii=False, indent=2, sort_keys=True))
     else:
@@ -213,21 +215,24 @@ def stats(db, warc_dir, outlets, now, vantage, as_json):
 @cli.command("build-site")
 @common_options
 @click.option("--out", default="_site", show_default=True, help="Folder the static site is written to.")
+@click.option("--published", default=settings.PUBLISHED_DIR, show_default=True,
+              help="Folder of the published history the figures are read from.")
 @edge
-def build_site_command(db, warc_dir, outlets, now, vantage, out):
+def build_site_command(db, warc_dir, outlets, now, vantage, out, published):
     """Build the static site: coverage by group of outlets, and the method in English and Bangla.
 
-    The build fails, writing nothing, if the disclosure audit finds that any
-    published combination of figures would reveal a withheld one.
+    Every figure is read from the published history (`publish` appends to it),
+    so a build republishes every closed period exactly as first published.
 
     \b
     Example:
         python -m collector build-site --out _site
     """
+    from collector.publish.history import History
     from collector.publish.site import build_site
 
     store = _existing_store(db)
-    written = build_site(store, out, make_clock(now).now())
+    written = build_site(store, out, make_clock(now).now(), history=History.open(published))
     store.close()
     click.echo(f"site: {len(written)} files written to {out}/ (open {out}/index.html)")
 
@@ -237,10 +242,11 @@ def _register() -> None:
     from collector.cli.archive import archive
     from collector.cli.evidence import evidence_command
     from collector.cli.export import export
+    from collector.cli.publishing import audit, publish
     from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
     for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences,
-                    evidence_command):
+                    publish, audit, evidence_command):
         cli.add_command(command)
 
 

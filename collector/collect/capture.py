@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
+import traceback
 from datetime import timedelta
 
 from collector import settings
 from collector.clock import parse_instant
 from collector.collect.context import RunContext
+from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
 from collector.parse.extract import extract, extractor_info
 from collector.net.fetcher import Response
@@ -44,31 +47,64 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
     At most settings.CAPTURES_PER_OUTLET_PER_RUN (or limit) are tried, newest
     first; the rest, and everything once the run's deadline is near or the
     host has failed settings.CAPTURE_HOST_DOWN_AFTER times in a row, stay
-    queued for the next run with no attempt counted.
+    queued for the next run with no attempt counted. One address's failure,
+    even a bug of ours in extracting its page, is recorded and settles that
+    address as failed: the outlet's other captures go on, and the address is
+    not first in the queue again next run. A capture waiting to retry lets the
+    outlet's next address go first (Fetcher.fetch_each).
     """
     budget = settings.CAPTURES_PER_OUTLET_PER_RUN if limit is None else limit
     items = pending(ctx, outlet_id, budget + 1)
     if len(items) > budget:
         ctx.count("capture_over_budget")
         items = items[:budget]
-    made, failing = 0, 0
-    for done, item in enumerate(items):
-        if failing >= settings.CAPTURE_HOST_DOWN_AFTER or ctx.out_of_time("capture"):
-            ctx.count("capture_carried_over", len(items) - done)
-            break
-        if item["attempts"] and _outside_window(ctx, item["listed"]):
-            _give_up(ctx, item["url_key"])
-            continue
-        response = ctx.fetcher.get(item["url"], purpose="capture", outlet_id=outlet_id)
-        # One transaction for the snapshot, the attempt and its queue row: a run
-        # killed between them would leave the article pending, captured again
-        # by the next run.
-        with ctx.store.transaction():
-            snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
-            _settle(ctx, item, response, snapshot_id)
-        failing = failing + 1 if response.result in HOST_DOWN_RESULTS else 0
-        made += snapshot_id is not None
+    made, failing, started, ended = 0, [0], [0], [0]
+
+    def feed():
+        """Yield the items to fetch, stopping when the host keeps failing or the run is out of time.
+
+        A capture still waiting to retry may be failing too: none is begun while
+        those and the failures in a row could make the host down (as revisits do).
+        """
+        for done, item in enumerate(items):
+            if (failing[0] + started[0] - ended[0] >= settings.CAPTURE_HOST_DOWN_AFTER
+                    or ctx.out_of_time("capture")):
+                ctx.count("capture_carried_over", len(items) - done)
+                return
+            if item["attempts"] and _outside_window(ctx, item["listed"]):
+                _give_up(ctx, item["url_key"])
+                continue
+            started[0] += 1
+            yield item
+
+    for item, response in ctx.fetcher.fetch_each(feed(), lambda item: item["url"], purpose="capture",
+                                                 outlet_id=outlet_id):
+        try:
+            # One transaction for the snapshot, the attempt and its queue row: a run
+            # killed between them would leave the article pending, captured again
+            # by the next run.
+            with ctx.store.transaction():
+                snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
+                _settle(ctx, item, response, snapshot_id)
+            made += snapshot_id is not None
+        except RecordWriteError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one address, recorded; the outlet goes on
+            _failed_item(ctx, outlet_id, item, response, exc)
+        ended[0] += 1
+        failing[0] = failing[0] + 1 if response.result in HOST_DOWN_RESULTS else 0
     return made
+
+
+def _failed_item(ctx: RunContext, outlet_id: str, item, response: Response | None, exc: Exception) -> None:
+    """Record a capture that failed on our side: a warning, and the queue row settled as failed."""
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    ctx.warnings.append(f"{outlet_id}: capture of {item['url']}: {detail}")
+    print(f"warning: {outlet_id}: capture of {item['url']}: {detail}", file=sys.stderr)
+    ctx.count("capture_failed")
+    ctx.store.execute(
+        "UPDATE capture_queue SET state = 'failed', last_request_id = ?, done_at = ? WHERE url_key = ?",
+        (response.request_id if response else None, ctx.clock.now_iso(), item["url_key"]))
 
 
 def _outside_window(ctx: RunContext, listed: str) -> bool:

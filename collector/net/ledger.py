@@ -57,6 +57,7 @@ class Ledger:
             "elapsed_ms": exchange.elapsed_ms, "remote_ip": exchange.remote_ip,
             "vantage": self.vantage, "location": exchange.headers.get("location"),
             "detail": exchange.detail,
+            "etag": exchange.headers.get("etag"), "last_modified": exchange.headers.get("last-modified"),
             "warc_file": warc.file if warc else None,
             "warc_offset": warc.offset if warc else None,
             "warc_length": warc.length if warc else None,
@@ -69,9 +70,9 @@ class Ledger:
         now = self.clock.now_iso()
         return self.store.insert("requests", {
             "run_id": self.run_id, "outlet_id": outlet_id, "purpose": purpose,
-            "method": method, "url": url[:8192], "host": _host(url), "attempt": 1,
+            "method": method, "url": _storable(url[:8192]), "host": _storable(_host(url)), "attempt": 1,
             "redirected_from": redirected_from, "sent": 0, "started_at": now,
-            "finished_at": now, "result": result, "vantage": self.vantage, "detail": detail,
+            "finished_at": now, "result": result, "vantage": self.vantage, "detail": _storable(detail),
         })
 
     # -- after a kill ---------------------------------------------------------------
@@ -143,6 +144,13 @@ class _Tagged:
     def write_exchange(self, **exchange):
         """Return where the response record sits, written with the intent id."""
         return self._warc.write_exchange(**exchange, intent=self._intent)
+
+
+def _storable(text: str | None) -> str | None:
+    """Return text SQLite can store: a lone surrogate (no UTF-8 form) written as its escape."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _host(url: str) -> str | None:

@@ -17,11 +17,21 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from collector.record import schema, search
-from collector.errors import TakedownWatchError
+from collector.errors import RecordWriteError, TakedownWatchError
+
+# SQLite primary result codes that say the database itself cannot be used (the
+# disk is full, the file cannot be read or written, it is damaged), not that a
+# statement is wrong: https://www.sqlite.org/rescode.html.
+UNUSABLE = {3: "SQLITE_PERM", 7: "SQLITE_NOMEM", 8: "SQLITE_READONLY", 10: "SQLITE_IOERR",
+            11: "SQLITE_CORRUPT", 13: "SQLITE_FULL", 14: "SQLITE_CANTOPEN", 26: "SQLITE_NOTADB"}
 
 
 class StoreError(TakedownWatchError):
     """The database could not be opened or migrated."""
+
+
+class StoreWriteError(RecordWriteError):
+    """The database cannot be written or read any more (a full disk, an I/O error): the run stops."""
 
 
 class Store:
@@ -86,8 +96,13 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Yield the connection inside one IMMEDIATE transaction (re-entrant)."""
-        with self._lock:
+        """Yield the connection inside one IMMEDIATE transaction (re-entrant).
+
+        An error that makes the database unusable (disk full, I/O error)
+        raises StoreWriteError, so the run stops with a clear message instead
+        of recording every later step as a failure of the site it was about.
+        """
+        with self._lock, self._unusable():
             if self.conn.in_transaction:
                 yield self.conn
                 return
@@ -95,9 +110,24 @@ class Store:
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                # SQLite rolls a transaction back itself after some errors
+                # (SQLITE_FULL among them): a second ROLLBACK would fail and hide the first error.
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def _unusable(self) -> Iterator[None]:
+        """Turn an error that makes the database unusable into StoreWriteError, naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            code = getattr(exc, "sqlite_errorcode", None)
+            if code is None or (code & 0xFF) not in UNUSABLE:
+                raise
+            raise StoreWriteError(f"cannot write the database {self.path}: {exc} "
+                                  f"({UNUSABLE[code & 0xFF]}); the run stops, unfinished") from exc
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
         """Insert one row and return its rowid (its id, for a view that stores rows elsewhere)."""
@@ -111,12 +141,12 @@ class Store:
 
     def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         """Return every row of a read-only query."""
-        with self._lock:
+        with self._lock, self._unusable():
             return self.conn.execute(sql, params).fetchall()
 
     def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         """Return the first row of a query, or None."""
-        with self._lock:
+        with self._lock, self._unusable():
             return self.conn.execute(sql, params).fetchone()
 
     def checkpoint(self) -> None:
