@@ -6,11 +6,13 @@ cleaned as actions/checkout does, so data/warc, the database and the site are
 gone), the database the Actions cache restores (the file the last successful
 job saved), and whatever the job downloads itself. Its steps are the
 workflow's, in order: .github/scripts/level_database.sh, `python -m collector
-run|archive|build-site ...` with --now (the click commands themselves, called in
-this process), `export new`, .github/scripts/publish_warc.sh (with a `gh` that
-talks to the loopback release store), .github/scripts/commit_record.sh (pushing
-to the bare repository), the WAL checkpoint, and the cache save, only when
-every step before succeeded (as `actions/cache/save` without `if:`).
+run|archive ...` with --now (the click commands themselves, called in this
+process), `export new`, .github/scripts/publish_warc.sh (with a `gh` that talks
+to the loopback release store), .github/scripts/commit_record.sh (pushing to
+the bare repository), the WAL checkpoint, and the cache save, only when every
+step before succeeded (as `actions/cache/save` without `if:`). The pages job is
+pages.yml's two jobs: `publish` and commit_published.sh, then on a fresh
+checkout `audit` and `build-site`, reading the saved database and saving none.
 """
 
 from __future__ import annotations
@@ -128,7 +130,12 @@ class Runner:
                                                      "--base-url", self.spn_base, "--min-interval",
                                                      str(self.interval), "--per-minute", "6000",
                                                      "--poll-seconds", "0.02", "--max-wait", "60"))
-        else:
+        else:  # pages.yml: its publish job, then its build job on another runner
+            self._step(job, "publish", lambda: self._cli(job, "publish", "--db", str(db), "--now", now()))
+            self._step(job, "commit", lambda: self._script("commit_published.sh", f"published: at {now()}"))
+            self._step(job, "checkout", self._fresh_checkout)
+            self._step(job, "level", lambda: self._script("level_database.sh", "data/record", str(db)))
+            self._step(job, "audit", lambda: self._cli(job, "audit"))
             self._step(job, "build-site", lambda: self._cli(job, "build-site", "--db", str(db), "--out", "_site",
                                                             "--now", now()))
             job.peak_disk = _size(self.checkout / "_site") + _size(db)
