@@ -36,7 +36,7 @@ from collector.record.folder import batches
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".github" / "scripts"
-FAKE_GH = ROOT / "testing" / "fake_gh.py"
+FAKE_GH = ROOT / "testing" / "fake_gh.sh"  # curl: a Python gh would start twice a second job
 DEADLINE_MINUTES = 35  # collect.yml's first step
 TIMEOUT_MINUTES = {"collect": 50, "archive": 45, "pages": 30}  # the workflows' timeout-minutes
 SPN_KEYS = {"IA_ACCESS_KEY": "sim-access", "IA_SECRET_KEY": "sim-secret"}
@@ -69,14 +69,15 @@ class Job:
 class Runner:
     """Runs the workflows' jobs, one after another, each on a fresh runner over the same remote and cache."""
 
-    def __init__(self, work: Path, registry_toml: str, spn_base: str, store_api: str, interval: float):
+    def __init__(self, work: Path, registry_toml: str, spn_base: str, store_api: str, interval: float,
+                 python: Path | str = sys.executable):
         self.work, self.interval = work, interval
         self.spn_base, self.store_api = spn_base, store_api
         self.origin, self.checkout, self.cache = work / "origin.git", work / "runner", work / "cache" / "db"
         self.cache.parent.mkdir(parents=True, exist_ok=True)
         self.bin = work / "bin"
         self.bin.mkdir(exist_ok=True)
-        (self.bin / "gh").write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{FAKE_GH}" "$@"\n')
+        (self.bin / "gh").write_text(f'#!/bin/sh\nexec bash "{FAKE_GH}" "$@"\n')
         (self.bin / "gh").chmod(0o755)
         _git(work, "init", "-q", "--bare", "-b", "main", str(self.origin))
         _git(work, "clone", "-q", str(self.origin), str(self.checkout))
@@ -89,7 +90,7 @@ class Runner:
         _git(self.checkout, "add", ".")
         _git(self.checkout, "commit", "-q", "-m", "the registry")
         _git(self.checkout, "push", "-q", "origin", "HEAD:main")
-        self.env = dict(os.environ, PYTHON=sys.executable, GITHUB_REF_NAME="main", GH_API=store_api,
+        self.env = dict(os.environ, PYTHON=str(python), GITHUB_REF_NAME="main", GH_API=store_api,
                         GH_TOKEN="sim-token", PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}",
                         PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.db = self.checkout / "data" / "takedownwatch.db"

@@ -34,6 +34,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -41,6 +42,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import forkserver
 from runner import SPN_KEYS, TIMEOUT_MINUTES, Runner
 from yearjudge import judge
 
@@ -113,6 +115,7 @@ def main() -> None:
     if work.exists() and any(work.iterdir()):
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
+    python, server = forkserver.client(work / "forkserver")  # before any thread starts
     rng = random.Random(args.seed)
     began = time.monotonic()
     with Farm() as farm:
@@ -126,7 +129,7 @@ def main() -> None:
         releases = FakeReleaseStore(farm, token="sim-token", folder=work / "releases")
         hosts = {o.id: o.host for o in room.outlets}
         runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
-                        args.interval)
+                        args.interval, python)
         upgrade_at = START + timedelta(hours=hours * args.upgrade_at)
         print(f"simulating {hours / 24:g} days: {args.outlets} outlets x {args.per_day} articles a day, "
               f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
@@ -155,6 +158,7 @@ def main() -> None:
         assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
         if undo:
             undo()
+    os.kill(server, signal.SIGTERM)
     figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
     report(figures)
     if args.json:
