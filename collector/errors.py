@@ -20,3 +20,11 @@ class BadArgument(TakedownWatchError):
 
 class BadUsage(TakedownWatchError):
     """A combination of arguments is refused (e.g. a reduced interval for a public host)."""
+
+
+class RecordWriteError(TakedownWatchError):
+    """The record (the database or a WARC file) cannot be written: the collector cannot run on.
+
+    Unlike a site's failure, which is data, this stops the run with a clear
+    message and a non-zero exit; the run is not marked finished.
+    """

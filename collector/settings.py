@@ -53,7 +53,11 @@ TOTAL_TIMEOUT_SECONDS = 60.0  # a whole response; stops servers that trickle
 MAX_RESPONSE_BYTES = 20 * 1024 * 1024  # decompressed; real article pages are < 4 MB
 MAX_REDIRECT_HOPS = 10  # RFC 9309 asks for at least 5 on robots.txt
 MAX_URL_LENGTH = 2048  # longer addresses are spider traps or junk
-MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309: parse at least 500 KiB
+MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 2.5: parse at least 500 KiB (the line it ends in is read whole)
+# Past MAX_ROBOTS_BYTES a line is read to its end only if that end comes
+# within this many bytes: Google's parser keeps 2083 x 8 bytes of a line
+# (robots.cc, kMaxLineLen: eight times the longest address browsers take).
+MAX_ROBOTS_LINE_BYTES = 2083 * 8
 ROBOTS_CACHE_SECONDS = 24 * 3600  # RFC 9309: do not use a cached copy over 24 h
 ALLOWED_SCHEMES = ("http", "https")
 
@@ -87,6 +91,31 @@ RECORD_PREPARE_DAYS = 14
 MIN_OUTLETS_PER_FIGURE = 3
 # A count one outlet makes more than this share of is about that outlet: the (1, k%) dominance rule.
 DOMINANCE_SHARE = 0.85
+# Hours after a week ends before it is published (and frozen): the archive job has had a
+# day to confirm the week's last captures, and a collection job that ran late has landed.
+PUBLISH_AFTER_HOURS = 24
+# Protection ranges of a withheld count (articles or requests): whatever the published history
+# allows, an outsider must not narrow it to less than this share of its value on either side
+# (a fifth: a group of two's weekly count cannot be told from one 20% larger or smaller)...
+PROTECT_SHARE = 0.2
+# ...nor to fewer than this many articles or requests either side: small counts stay vague too.
+PROTECT_MIN_COUNT = 3
+# Where the published history lives (append-only; the site and the audit read only this) and
+# where the private side of each decision is kept (true counts and protection ranges of the
+# withheld cells: never published, committed beside the record in the private repository).
+PUBLISHED_DIR = "data/published"
+DECISIONS_DIR = "data/disclosure"
+
+# Every page of the site says under what licence the published figures may be
+# reused and where to write. The figures are group-level counts and rates
+# (never a single outlet's or article's): CC BY 4.0 lets anyone republish them
+# if they say where they came from. The private record is not covered by it.
+FIGURES_LICENCE = "CC BY 4.0"
+FIGURES_LICENCE_URL = "https://creativecommons.org/licenses/by/4.0/"
+# Where readers reach the project: the address the crawler's user agent names
+# too, so a site operator and a reader find the same people. An e-mail address
+# (with an @) is shown as a mailto: link.
+CONTACT_ADDRESS = PROJECT_URL
 
 # Internet Archive Save Page Now.
 SPN_BASE_URL = "https://web.archive.org"
@@ -145,3 +174,23 @@ RECHECKS_ENABLED = True
 RECHECKS_PER_RUN = 5000  # budget of checks per run, most overdue first; steady state needs ~1,900 at peak (bench/recheck_load.py)
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
+
+# Evidence (collector/evidence/). Export files are signed with an SSH key held
+# as a repository secret, under a namespace of their own, and checked against
+# the allowed signers kept in the repository.
+TRUST_DIR = "data/trust"  # allowed_signers, timestamping.toml, TSA roots
+RECORD_SIGNER = "takedownwatch-record"  # the principal in allowed_signers
+RECORD_SIGNING_NAMESPACE = "takedownwatch-record"  # ssh-keygen -n: a record signature is nothing else
+# RFC 3161: each new export file's SHA-256 goes to every configured authority;
+# two independent ones must vouch for it, so one authority's failure or
+# dishonesty cannot make the record's time.
+TIMESTAMP_MIN_AUTHORITIES = 2
+# A token may not predate the export time the file states by more than this
+# (seconds): the runner's clock and the authority's differ a little, a file
+# cannot be anchored before it was written.
+TIMESTAMP_CLOCK_SKEW_SECONDS = 600
+# A token later than this after the file's export time (hours) anchors the file
+# only from the token's time on; verify says so. Three days cover an authority
+# down over a weekend, retried every run.
+TIMESTAMP_LATE_HOURS = 72
+TIMESTAMP_TIMEOUT_SECONDS = 30.0  # one authority's answer; a slow one is retried next run

@@ -159,6 +159,48 @@ def _percent_decode(text: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
+# RFC 3986 gen-delims and sub-delims, unreserved and "%": what may stand in a URI as it is.
+_URI_ASCII = frozenset(map(chr, _LITERAL | frozenset(b"%#[]")))
+_AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:)?(//[^/?#]*)?(.*)$", re.DOTALL)
+
+
+def to_uri(iri: str) -> str:
+    """Return the URI an IRI maps to (RFC 3987 section 3.1); an address that is a URI comes back as it is.
+
+    Each character of the path, query and fragment that a URI cannot hold is
+    written as its UTF-8 octets percent-encoded: every non-ASCII character
+    (step 2 of 3.1) and the ASCII ones 3.1 allows systems to treat the same
+    way (space, '"', '<', '>', '\\', '^', '`', '{', '|', '}', controls).
+    Existing escapes are left alone, so a URI is unchanged and nothing is
+    encoded twice. A non-ASCII host name becomes its IDNA (punycode) form, as
+    3.1 says a host name resolved by DNS must. Raises ValueError for a host
+    IDNA cannot write or a character UTF-8 cannot (a lone surrogate).
+    """
+    scheme, authority, rest = _AUTHORITY.match(iri).groups()
+    if authority:
+        userinfo, at, hostport = authority[2:].rpartition("@")
+        host, port = _split_port(hostport)
+        if not host.isascii():
+            try:
+                host = ".".join(label if label.isascii() else label.encode("idna").decode("ascii")
+                                for label in host.split("."))
+            except UnicodeError as exc:
+                raise ValueError(f"host {host!r} has no IDNA form: {exc}") from None
+        authority = "//" + _percent_encode(userinfo) + at + host + (f":{port}" if port is not None else "")
+    return (scheme or "") + (authority or "") + _percent_encode(rest)
+
+
+def _percent_encode(text: str) -> str:
+    """Return text with every character a URI cannot hold written as percent-encoded UTF-8."""
+    if all(c in _URI_ASCII for c in text):
+        return text
+    try:
+        return "".join(c if c in _URI_ASCII else "".join(f"%{b:02X}" for b in c.encode("utf-8"))
+                       for c in text)
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"not writable as UTF-8: {exc}") from None
+
+
 def host_of(url: str) -> str:
     """Return the canonical host of an address ('' when it has none)."""
     netloc = urlsplit(url.strip(ASCII_WHITESPACE)).netloc

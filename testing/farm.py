@@ -113,7 +113,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.body = self.rfile.read(length) if length else b""
         host: Host = self.server.host
         host.seen.append(Seen(self.arrived, self.command, self.path, dict(self.headers), body,
                              self.client_address[0]))

@@ -20,10 +20,10 @@ class SyntheticRecord:
         self._run = store.insert("runs", {"command": "test", "started_at": iso(NOW - timedelta(days=90)),
                                           "vantage": "test", "software_version": "0", "settings": {}})
 
-    def group(self, group_id: str, name: str | None = None) -> str:
+    def group(self, group_id: str, name: str | None = None, name_bn: str | None = None) -> str:
         """Insert a group and return its id."""
         self.store.insert("outlet_groups", {"id": group_id, "name": name or group_id.title(),
-                                            "name_bn": f"{name or group_id.title()} গোষ্ঠী"})
+                                            "name_bn": name_bn or f"{name or group_id.title()} গোষ্ঠী"})
         return group_id
 
     def outlet(self, outlet_id: str, group_id: str | None, active: bool = True) -> str:

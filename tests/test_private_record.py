@@ -146,7 +146,7 @@ def test_each_year_is_written_to_its_own_repository_and_the_chain_runs_across(tm
     store = Store(tmp_path / "work.db")
     out = script(github, "record_repository.sh", "checkout", str(tmp_path / "job-2026"),
                  NOW="2026-12-31T21:17:00Z", **env)
-    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2026\n", out.stderr
+    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2026\ndue=no\n", out.stderr
     _year_of_jobs(store, tmp_path / "job-2026", datetime(2026, 12, 31, 21, 17, tzinfo=timezone.utc), 3)
     _commit(github, tmp_path / "job-2026", f"{CODE}-record-2026", "record: the last of 2026")
     store.checkpoint()
@@ -154,15 +154,17 @@ def test_each_year_is_written_to_its_own_repository_and_the_chain_runs_across(tm
     # The first job of 2027 finds its repository empty and rolls the record over into it.
     out = script(github, "record_repository.sh", "checkout", str(tmp_path / "job-2027"),
                  NOW="2027-01-01T00:17:00Z", **env)
-    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2027\n", out.stderr
-    assert "rolled over" in out.stderr
+    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2027\ndue=yes\n", out.stderr
+    seeded = script(github, "record_repository.sh", "seed", str(tmp_path / "job-2027"),
+                    NOW="2027-01-01T00:17:00Z", **env)
+    assert seeded.returncode == 0 and "rolled over" in seeded.stdout, seeded.stderr
     _year_of_jobs(store, tmp_path / "job-2027", datetime(2027, 1, 1, 0, 17, tzinfo=timezone.utc), 2)
     _commit(github, tmp_path / "job-2027", f"{CODE}-record-2027", "record: the first of 2027")
     store.close()
     # A later job of 2027 finds the rollover done.
     later = script(github, "record_repository.sh", "checkout", str(tmp_path / "later"),
                    NOW="2027-01-01T01:17:00Z", **env)
-    assert later.returncode == 0 and "rolled over" not in later.stderr
+    assert later.returncode == 0 and later.stdout.endswith("due=no\n")
     assert folder.verify(tmp_path / "later") == 3  # the copy of the last file of 2026, and 2027's two
     # Every year's repository, oldest first, makes one chain and rebuilds the database.
     history = script(github, "record_repository.sh", "history", str(tmp_path / "all"), NOW="2027-03-01T00:00:00Z",
@@ -186,11 +188,17 @@ def test_checkout_refuses_a_public_or_missing_repository_and_never_starts_a_chai
     public = script(github, "record_repository.sh", "checkout", str(tmp_path / "b"), **env)
     assert public.returncode == 1 and not (tmp_path / "b").exists()
     github.set_visibility(f"{CODE}-record-2027", "private")
-    # Last year's repository cannot be seen (or never was): only the year the record began starts from nothing.
-    unseen = script(github, "record_repository.sh", "checkout", str(tmp_path / "d"), **env)
+    # Last year's repository cannot be read (or never was): only the year the record began starts from nothing.
+    due = script(github, "record_repository.sh", "checkout", str(tmp_path / "d"), **env)
+    assert due.returncode == 0 and due.stdout.endswith("due=yes\n"), due.stderr
+    unseen = script(github, "record_repository.sh", "seed", str(tmp_path / "d"), **env)
     assert unseen.returncode == 1 and "TAKEDOWNWATCH_FIRST_PERIOD to 2027" in unseen.stderr
+    assert folder.last_batch(tmp_path / "d") is None
     first = script(github, "record_repository.sh", "checkout", str(tmp_path / "e"), RECORD_FIRST_PERIOD="2027", **env)
-    assert first.returncode == 0 and first.stdout == f"repository={CODE}-record-2027\n", first.stderr
+    assert first.returncode == 0 and first.stdout == f"repository={CODE}-record-2027\ndue=no\n", first.stderr
+    github.create(f"{CODE}-record-2026")  # exists, but holds no export file: nothing to continue
+    empty = script(github, "record_repository.sh", "seed", str(tmp_path / "d"), **env)
+    assert empty.returncode == 1 and "holds no export file: nothing to continue" in empty.stderr
     github.outage()
     down = script(github, "record_repository.sh", "checkout", str(tmp_path / "c"), **env)
     assert down.returncode == 1 and not (tmp_path / "c").exists()

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CORE = {"collector", "collector.settings", "collector.clock", "collector.errors", "collector.urls",
         "collector.registry"}
-SUBPACKAGES = ("net", "parse", "collect", "record", "wayback", "publish", "review", "cli")
+SUBPACKAGES = ("net", "parse", "collect", "record", "wayback", "publish", "review", "evidence", "cli")
 MAX_LINES = 400
 
 

@@ -85,6 +85,47 @@ def test_actionlint_would_see_a_broken_workflow(tmp_path):
     assert len(kinds) == 2 and {k for k, _ in kinds} >= {"expression"}
 
 
+# -- zizmor ---------------------------------------------------------------------------------
+
+# zizmor, the GitHub Actions security linter (PyPI, pinned in requirements-dev.txt), offline:
+# the audits that ask GitHub's API are left out; the rest read the files alone.
+ZIZMOR = Path(sys.executable).with_name("zizmor")
+
+
+def zizmor(*paths: Path) -> list[dict]:
+    """Return the findings zizmor reports (its regular persona), with the file and line of each."""
+    assert ZIZMOR.exists(), "zizmor is not installed: make install (requirements-dev.txt pins it)"
+    done = subprocess.run([str(ZIZMOR), "--offline", "--no-progress", "--format=json", *map(str, paths)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, *range(10, 20)), done.stderr  # 1x: findings of some severity
+    found = []
+    for finding in json.loads(done.stdout or "[]"):
+        where = finding["locations"][0]
+        found.append({"audit": finding["ident"],
+                      "file": where["symbolic"]["key"]["Local"]["verbatim_path"],
+                      "line": where["concrete"]["location"]["start_point"]["row"] + 1})
+    return found
+
+
+def test_zizmor_finds_nothing_in_any_workflow():
+    assert zizmor(*FILES) == []
+
+
+def test_zizmor_would_see_a_checkout_that_keeps_its_credentials(tmp_path):
+    broken = tmp_path / "collect.yml"
+    broken.write_text((WORKFLOWS / "collect.yml").read_text(encoding="utf-8")
+                      .replace("persist-credentials: false", ""), encoding="utf-8")
+    assert {f["audit"] for f in zizmor(broken)} == {"artipacked"}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_exception_to_zizmor_says_why(path):
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if "zizmor: ignore" in line:
+            reason = line.split("zizmor: ignore", 1)[1].partition("]")[2]
+            assert len(reason.strip(" :-")) >= 20, f"{path.name}: {line.strip()} gives no reason"
+
+
 # -- structure ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -142,13 +183,13 @@ def test_collect_runs_hourly_at_an_odd_minute_never_cancelled():
 
 
 # Each secret, and the workflows allowed it: the archive keys, the App that reaches the record
-# repositories, the deploy key of a public site repository.
+# repositories, the record's signing key, the deploy key of a public site repository.
 SECRETS = {
-    "archive.yml": {"IA_ACCESS_KEY", "IA_SECRET_KEY", "TAKEDOWNWATCH_APP_KEY"},
-    "collect.yml": {"TAKEDOWNWATCH_APP_KEY"},
+    "archive.yml": {"IA_ACCESS_KEY", "IA_SECRET_KEY", "TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
+    "collect.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
     "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
-    "pages.yml": {"TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
+    "pages.yml": {"TAKEDOWNWATCH_APP_KEY", "TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
 }
 
 
@@ -166,8 +207,31 @@ def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
             if "TAKEDOWNWATCH_APP_KEY" in text:
                 assert step["uses"].startswith("actions/create-github-app-token@"), path.name
                 assert set(step["with"]) >= {"client-id", "private-key"} and "env" not in step
+                # Each App token names its permissions, and the repositories it reaches: only the one
+                # that makes a new period's repository (which cannot be named yet) administers, alone.
+                granted = {k: v for k, v in step["with"].items() if k.startswith("permission-")}
+                assert granted, f"{path.name}: {step['name']} inherits every permission of the App"
+                if "repositories" not in step["with"]:
+                    assert granted == {"permission-administration": "write"}, (path.name, step["name"])
+                else:
+                    assert step["with"]["repositories"].startswith("${{ steps.names.outputs."), path.name
             if "TAKEDOWNWATCH_SITE_DEPLOY_KEY" in text:
                 assert "push_site.sh" in step["run"], path.name
+
+
+def test_the_record_signing_key_reaches_only_the_steps_that_sign():
+    for name in ("collect.yml", "archive.yml"):
+        workflow = load(WORKFLOWS / name)
+        text = (WORKFLOWS / name).read_text(encoding="utf-8")
+        assert "secrets.RECORD_SIGNING_KEY" not in str(workflow.get("env", {}))
+        for job in workflow["jobs"].values():
+            assert "secrets" not in str(job.get("env", {}))
+        holders = [s for s in steps(workflow) if "RECORD_SIGNING_KEY" in str(s.get("env", {}))]
+        assert holders and all("export sign" in s["run"] or "package_wacz" in s["run"] for s in holders), name
+        order = [s.get("name", "") for s in steps(workflow)]
+        assert order.index("Sign the new export files") < order.index("Timestamp the export files") \
+            < order.index("Commit and push the record"), name
+        assert text.count("secrets.RECORD_SIGNING_KEY") == len(holders)
 
 
 def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_permissions_only():
@@ -175,16 +239,17 @@ def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_pe
     assert pages["on"]["workflow_run"] == {"workflows": ["collect"], "types": ["completed"]}
     assert "workflow_dispatch" in pages["on"]
     build, deploy, push = pages["jobs"]["build"], pages["jobs"]["deploy"], pages["jobs"]["push-site"]
-    assert build["permissions"] == {"contents": "read", "actions": "read"}
+    assert build["permissions"] == {"contents": "read"}
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert push["permissions"] == {"contents": "read"}
     # Pages from this repository, or the site repository by its deploy key: never both.
     assert (deploy["if"], push["if"]) == ("vars.TAKEDOWNWATCH_SITE_REPOSITORY == ''",
                                           "vars.TAKEDOWNWATCH_SITE_REPOSITORY != ''")
-    text = runs(pages)
+    text = "\n".join(s.get("run", "") for s in build["steps"])
     assert "python -m collector build-site --from-stats published/stats.json --out _site" in text
     uses = [s.get("uses", "").split("@")[0] for s in build["steps"]]
-    # Neither the database nor the record: no cache, no level, only code and templates checked out.
+    # Neither the database nor the record nor the decisions' private side: no cache, no level,
+    # only the code and the templates checked out.
     assert "actions/cache/restore" not in uses and "level_database.sh" not in text and "data/" not in text
     checkout = build["steps"][uses.index("actions/checkout")]["with"]
     assert checkout["sparse-checkout"].split() == ["collector", "site"]
@@ -193,10 +258,31 @@ def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_pe
     assert uses.index("actions/download-artifact") < uses.index("actions/upload-pages-artifact")
     assert "check_site.sh _site" in text
     assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])
-    # The figures the site is built from are what a collect job computed, uploaded alone.
-    collect = list(steps(load(WORKFLOWS / "collect.yml")))
-    upload = next(s for s in collect if s.get("uses", "").startswith("actions/upload-artifact@"))
+    # The figures the site is built from are what the publish job computed, uploaded alone.
+    publish = pages["jobs"]["publish"]["steps"]
+    upload = next(s for s in publish if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["with"]["name"] == "published-figures" and upload["with"]["path"] == "_figures/stats.json"
+
+
+def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed():
+    pages = load(WORKFLOWS / "pages.yml")
+    publish, build = pages["jobs"]["publish"], pages["jobs"]["build"]
+    assert publish["permissions"] == {"contents": "write"} and build["needs"] == "publish"
+    text = [s.get("run", "") for s in publish["steps"]]
+    release = next(i for i, t in enumerate(text) if "python -m collector publish" in t)
+    push = next(i for i, t in enumerate(text) if "commit_published.sh" in t)
+    assert release < push and '--summary "$GITHUB_STEP_SUMMARY"' in text[release]
+    assert publish["outputs"]["sha"] == "${{ steps.commit.outputs.sha }}"
+    checkout = build["steps"][0]
+    assert checkout["with"]["ref"] == "${{ needs.publish.outputs.sha }}"
+    assert checkout["with"]["persist-credentials"] is False
+    # The audit reads the history as pushed, before the figures are computed from it.
+    audit = next(i for i, t in enumerate(text) if t == "python -m collector audit")
+    assert push < audit < next(i for i, t in enumerate(text) if "build-site" in t)
+    # Each job that reads the database levels it first, and none saves one.
+    uses = [s.get("uses", "").split("@")[0] for s in publish["steps"]]
+    assert "actions/cache/save" not in uses
+    assert uses.index("actions/cache/restore") < next(i for i, t in enumerate(text) if "level_database.sh" in t)
 
 
 def test_tests_run_on_push_and_pull_request():
@@ -303,6 +389,102 @@ def test_commit_record_never_pushes_a_forked_record(tmp_path, origin):
     done = _commit_record(job, "record: job 2")
     assert done.returncode != 0 and "sequence" in done.stderr
     assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "record: other 2"
+
+
+def _commit_published(clone: Path, message: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable, GITHUB_OUTPUT=str(clone / "out"),
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run(["bash", str(SCRIPTS / "commit_published.sh"), message], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _append_lines(clone: Path, *periods: str) -> None:
+    for folder, name in (("data/published", "history.jsonl"), ("data/disclosure", "decisions.jsonl")):
+        path = clone / folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            for period in periods:
+                handle.write(json.dumps({"period": period}) + "\n")
+
+
+def test_commit_published_pushes_appended_periods_and_names_the_commit(tmp_path, origin):
+    job = _clone(origin, tmp_path / "job")
+    _append_lines(job, "2026-W45")
+    done = _commit_published(job, "published: W45")
+    assert done.returncode == 0, done.stderr
+    assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "published: W45"
+    sha = git(origin, "rev-parse", "main").strip()
+    assert (job / "out").read_text() == f"sha={sha}\n"
+    again = _commit_published(job, "published: nothing")
+    assert again.returncode == 0 and "unchanged" in again.stdout
+
+
+def test_commit_published_never_pushes_a_rewritten_period(tmp_path, origin):
+    job = _clone(origin, tmp_path / "job")
+    _append_lines(job, "2026-W45")
+    assert _commit_published(job, "published: W45").returncode == 0
+    path = job / "data/published/history.jsonl"
+    path.write_text(path.read_text().replace("W45", "W44") + json.dumps({"period": "2026-W46"}) + "\n")
+    done = _commit_published(job, "published: W46")
+    assert done.returncode != 0 and "rewritten history" in done.stderr
+    assert git(origin, "log", "--format=%s", "main").split("\n")[0] == "published: W45"
+
+
+def test_commit_published_gives_the_token_to_git_alone_as_checkout_would(tmp_path, origin):
+    # The publish job checks out with persist-credentials: false, like the record's writers.
+    import base64
+
+    job = _clone(origin, tmp_path / "job")
+    _append_lines(job, "2026-W45")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    (shim / "git").write_text(f"""#!/bin/sh
+echo "$1|$*|${{GIT_CONFIG_KEY_0:-}}|${{GIT_CONFIG_VALUE_0:-}}" >> {log}
+exec {shutil.which("git")} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable, GITHUB_TOKEN="tok-456",
+               GITHUB_SERVER_URL="https://github.com", PATH=f"{shim}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(["bash", str(SCRIPTS / "commit_published.sh"), "published: W45"], cwd=job, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    header = "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:tok-456").decode()
+    push = [line.split("|") for line in log.read_text().splitlines() if line.startswith("push|")]
+    assert push and all(p[2:] == ["http.https://github.com/.extraheader", header] for p in push)
+    assert "tok-456" not in log.read_text().replace(header, "") and "tok-456" not in done.stdout
+
+
+def test_commit_record_gives_the_token_to_git_alone_as_checkout_would(tmp_path, origin):
+    # The writing jobs check out with persist-credentials: false (zizmor: artipacked); the
+    # push step's GITHUB_TOKEN reaches git through its environment, never its arguments.
+    job = _clone(origin, tmp_path / "job")
+    (tmp_path / "continued").mkdir()
+    two = _record(tmp_path / "continued", "run", 2)
+    (job / "data/record/2026/09/02").mkdir(parents=True)
+    shutil.copy(two / "2026/09/02/000002.jsonl.bz2", job / "data/record/2026/09/02/000002.jsonl.bz2")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    (shim / "git").write_text(f"""#!/bin/sh
+echo "$1|$*|${{GIT_CONFIG_KEY_0:-}}|${{GIT_CONFIG_VALUE_0:-}}" >> {log}
+exec {shutil.which("git")} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    github = FakeGitHub(tmp_path / "gh")  # the record repository, private
+    env = github.env(RECORD_REPOSITORY=RECORD_REPOSITORY, PYTHON=sys.executable, GITHUB_TOKEN="tok-123",
+                     GITHUB_SERVER_URL="https://github.com")
+    env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
+    done = subprocess.run(["bash", str(SCRIPTS / "commit_record.sh"), "record: 2"], cwd=job, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import base64
+
+    header = "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:tok-123").decode()
+    push = [line.split("|") for line in log.read_text().splitlines() if line.startswith("push|")]
+    assert push and all(p[2:] == ["http.https://github.com/.extraheader", header] for p in push)
+    assert "tok-123" not in log.read_text().replace(header, "") and "tok-123" not in done.stdout
 
 
 def test_publish_warc_uploads_each_file_to_its_days_release_once(tmp_path):
@@ -472,9 +654,16 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         assert push < fold < save and "if" not in listed[save]  # skipped when any step before failed
         assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
         assert listed[save]["with"]["key"].startswith("record-db-")
-        # The record goes to this year's record repository, named by the checkout.
+        # The record goes to this period's record repository, named by the checkout.
         assert listed[push]["env"]["RECORD_REPOSITORY"] == "${{ steps.record.outputs.repository }}"
         assert listed[checkout]["id"] == "record"
+        # At a boundary, and then only, a token that reads the period before's repository, and the rollover.
+        seed = next(i for i, t in enumerate(text) if "record_repository.sh seed" in t)
+        previous = next(i for i, s in enumerate(listed) if s.get("id") == "previous-token")
+        assert checkout < previous < seed < restore
+        assert listed[previous]["if"] == listed[seed]["if"] == "steps.record.outputs.due == 'yes'"
+        assert listed[previous]["with"]["permission-contents"] == "read"
+        assert listed[seed]["env"]["GITHUB_TOKEN"] == "${{ steps.previous-token.outputs.token }}"
         assert listed[checkout]["env"]["RECORD_FIRST_PERIOD"] == "${{ vars.TAKEDOWNWATCH_FIRST_PERIOD }}"
 
 

@@ -15,6 +15,7 @@ message=${1:?usage: commit_record.sh MESSAGE}
 record=${RECORD:-data/record}
 python=${PYTHON:-python}
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/git_token.sh"  # GITHUB_TOKEN: the token that may push to the record repository
 cd "$record"
 origin=$(git remote get-url origin)
 if [[ -z "${RECORD_REPOSITORY:-}" && "$origin" =~ github\.com[:/]([^/]+/[^/]+)$ ]]; then
@@ -38,7 +39,7 @@ for attempt in 1 2 3 4 5; do
   echo "push refused (attempt $attempt): rebasing onto origin/$branch" >&2
   git pull --quiet --rebase origin "$branch"
   tail=(); [[ "$(git config --get core.sparseCheckout || true)" == true ]] && tail=(--tail)  # newest days only
-  "$python" -m collector export verify --out . "${tail[@]}"
+  "$python" -m collector export verify --chain-only --out . "${tail[@]}"
   sleep $((attempt * 3))
 done
 echo "could not push the record after 5 attempts" >&2

@@ -16,6 +16,7 @@ set -euo pipefail
 record=${1:?usage: level_database.sh RECORD DB}
 db=${2:?usage: level_database.sh RECORD DB}
 python=${PYTHON:-python}
+source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then

@@ -10,9 +10,8 @@ from collector import settings
 from collector.cli.options import make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
-from collector.record.folder import continues, verify
 from collector.record.rebuild import rebuild, resume as resume_rebuild
-from collector.record.rollover import due, repositories, seed
+from collector.record.rollover import due, repositories, seed, since
 from collector.record.store import Store
 
 
@@ -101,38 +100,6 @@ def rebuild_command(out_dirs, db, resume):
         click.echo(f"rebuilt {db}: " + (rows or "empty record"))
 
 
-@export.command("verify")
-@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True,
-              help="Export folder to check; repeat it for the record repositories of successive years, "
-                   "oldest first, to check the chain across them.")
-@click.option("--tail", is_flag=True,
-              help="Check the files present from the oldest on, as a sparse checkout of the newest days holds "
-                   "them (one folder).")
-def verify_command(out_dirs, tail):
-    """Check that the export files form one unbroken chain (no gap, fork or edit).
-
-    Given the record repositories of successive years, checks the chain
-    across every boundary. A folder that continues an earlier repository
-    not given is checked from the file it starts with.
-
-    \b
-    Example:
-        python -m collector export verify --out data/record
-        python -m collector export verify --out record-2026 --out record-2027
-    """
-    try:
-        count = verify(list(out_dirs), tail=tail)
-    except TakedownWatchError as exc:
-        raise click.ClickException(str(exc)) from exc
-    link = continues(out_dirs[0])
-    if tail:
-        click.echo(f"{count} export files present, chain intact from the oldest of them")
-        return
-    click.echo(f"{count} export files, chain intact" + (
-        f" from {link['file']} (continuing {link['repository']}, not checked here: give its folder first "
-        "to check the chain across)" if link else ""))
-
-
 @export.command("rollover")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
               help="This year's record folder (a clone of its record repository).")
@@ -173,21 +140,39 @@ def rollover_command(out_dir, previous, repository, check, now):
 @click.option("--prefix", required=True, help="The code repository's owner/name, which names the record's.")
 @click.option("--months", type=int, default=None,
               help=f"Months of record in one repository (default {settings.RECORD_REPOSITORY_MONTHS}).")
+@click.option("--first", default=None, help="The label of the record's first period: also list every "
+                                            "period's repository since (history-names).")
 @click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
-def repositories_command(prefix, months, now):
-    """Print the record repositories of now: this period's, the last period's, and those that must exist.
+def repositories_command(prefix, months, first, now):
+    """Print the record repositories of now, as NAME=VALUE lines for $GITHUB_OUTPUT.
 
-    One line each: `label PERIOD`, `current NAME`, `previous NAME`, then
-    `prepare NAME` for this period's and, in its last days, the next one's.
+    label (this period: 2027, or 2027-07), current and previous (owner/name),
+    current-name and previous-name (the names alone, for an App token's
+    `repositories`), prepare (those that must exist by now, space-separated),
+    and with --first, history-names (every period's since, oldest first).
 
     \b
     Example:
-        python -m collector export repositories --prefix activaterights/takedownwatch
+        python -m collector export repositories --prefix activaterights/takedownwatch >> "$GITHUB_OUTPUT"
     """
+    when = make_clock(now).now()
     try:
-        found = repositories(prefix, make_clock(now).now(), months)
+        found = repositories(prefix, when, months)
+        history = since(prefix, first, when, months) if first else None
     except TakedownWatchError as exc:
-        raise click.BadParameter(str(exc), param_hint="--months") from exc
-    click.echo(f"label {found.label}\ncurrent {found.current}\nprevious {found.previous}")
-    for name in found.prepare:
-        click.echo(f"prepare {name}")
+        raise click.BadParameter(str(exc)) from exc
+    lines = [f"label={found.label}", f"current={found.current}", f"previous={found.previous}",
+             f"current-name={found.current.split('/')[-1]}", f"previous-name={found.previous.split('/')[-1]}",
+             f"prepare={' '.join(found.prepare)}"]
+    if history is not None:
+        lines.append(f"history-names={','.join(n.split('/')[-1] for n in history)}")
+    click.echo("\n".join(lines))
+
+
+def _register() -> None:
+    from collector.cli.evidence import register
+
+    register(export)
+
+
+_register()

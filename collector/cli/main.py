@@ -149,22 +149,24 @@ def _existing_store(db: str):
 @cli.command()
 @common_options
 @click.option("--json", "as_json", is_flag=True, help="Print the published figures as JSON.")
+@click.option("--published", default=settings.PUBLISHED_DIR, show_default=True,
+              help="Folder of the published history.")
 @edge
-def stats(db, warc_dir, outlets, now, vantage, as_json):
+def stats(db, warc_dir, outlets, now, vantage, as_json, published):
     """Print the coverage figures by group of outlets, exactly as the site publishes them.
 
-    Figures of a group with fewer than three contributing outlets are withheld,
-    and so is any figure from which a withheld one could be worked out.
+    They are read from the published history (see `publish`): closed weeks and
+    months only, with withheld figures marked, and whole-record sums of the
+    published weeks.
 
     \b
     Example:
         python -m collector stats --json > stats.json
     """
-    from collector.publish.figures import format_stats_text, stats_for_publication
+    from collector.publish.history import History
+    from collector.publish.view import format_stats_text, publication
 
-    store = _existing_store(db)
-    published = stats_for_publication(store, make_clock(now).now())
-    store.close()
+    published = publication(History.open(published).published.lines)
     if as_json:
         click.echo(json.dumps(published, ensure_ascii=False, indent=2, sort_keys=True))
     else:
@@ -174,30 +176,33 @@ def stats(db, warc_dir, outlets, now, vantage, as_json):
 @cli.command("build-site")
 @common_options
 @click.option("--out", default="_site", show_default=True, help="Folder the static site is written to.")
+@click.option("--published", default=settings.PUBLISHED_DIR, show_default=True,
+              help="Folder of the published history the figures are read from.")
 @click.option("--from-stats", "from_stats", default=None, metavar="FILE",
               help="Build from this stats.json (one a build from the database wrote) alone: "
-                   "no database is opened. The public site is deployed from such a build.")
+                   "no database and no history is opened. The public site is deployed from such a build.")
 @edge
-def build_site_command(db, warc_dir, outlets, now, vantage, out, from_stats):
+def build_site_command(db, warc_dir, outlets, now, vantage, out, published, from_stats):
     """Build the static site: coverage by group of outlets, and the method in English and Bangla.
 
-    The build fails, writing nothing, if the disclosure audit finds that any
-    published combination of figures would reveal a withheld one. The site's
-    stats.json holds everything the pages show, so `--from-stats` rebuilds the
-    same site, byte for byte, from that file alone.
+    Every figure is read from the published history (`publish` appends to it),
+    so a build republishes every closed period exactly as first published. The
+    site's stats.json holds everything the pages show, so `--from-stats`
+    rebuilds the same site, byte for byte, from that file alone.
 
     \b
     Example:
         python -m collector build-site --out _site
         python -m collector build-site --from-stats _site/stats.json --out _public
     """
+    from collector.publish.history import History
     from collector.publish.site import build_site, build_site_from_stats
 
     if from_stats is not None:
         written = build_site_from_stats(from_stats, out)
     else:
         store = _existing_store(db)
-        written = build_site(store, out, make_clock(now).now())
+        written = build_site(store, out, make_clock(now).now(), history=History.open(published))
         store.close()
     click.echo(f"site: {len(written)} files written to {out}/ (open {out}/index.html)")
 
@@ -205,10 +210,13 @@ def build_site_command(db, warc_dir, outlets, now, vantage, out, from_stats):
 def _register() -> None:
     """Add the commands defined beside their stages."""
     from collector.cli.archive import archive
+    from collector.cli.evidence import evidence_command
     from collector.cli.export import export
+    from collector.cli.publishing import audit, publish
     from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
-    for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences):
+    for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences,
+                    publish, audit, evidence_command):
         cli.add_command(command)
 
 

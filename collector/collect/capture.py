@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
+import traceback
 
 from collector.collect.context import RunContext
+from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
 from collector.parse.extract import extract, extractor_info
 from collector.net.fetcher import Response
@@ -25,18 +28,41 @@ def pending(ctx: RunContext, outlet_id: str) -> list:
 
 
 def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) -> int:
-    """Return how many snapshots were made for one outlet's queue in this run."""
+    """Return how many snapshots were made for one outlet's queue in this run.
+
+    One address's failure, even a bug of ours in extracting its page, is
+    recorded and settles that address as failed: the outlet's other captures
+    go on, and the address is not first in the queue again next run.
+    """
     made = 0
-    for item in pending(ctx, outlet_id)[:limit]:
-        response = ctx.fetcher.get(item["url"], purpose="capture", outlet_id=outlet_id)
-        # One transaction for the snapshot and its queue row: a run killed
-        # between the two would leave the article pending, captured again
-        # by the next run.
-        with ctx.store.transaction():
-            snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
-            _settle(ctx, item["url_key"], response, snapshot_id)
-        made += snapshot_id is not None
+    items = pending(ctx, outlet_id)[:limit]
+    # A capture waiting to retry lets the outlet's next address go first (fetch_each).
+    answers = ctx.fetcher.fetch_each(items, lambda item: item["url"], purpose="capture", outlet_id=outlet_id)
+    for item, response in answers:
+        try:
+            # One transaction for the snapshot and its queue row: a run killed
+            # between the two would leave the article pending, captured again
+            # by the next run.
+            with ctx.store.transaction():
+                snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
+                _settle(ctx, item["url_key"], response, snapshot_id)
+            made += snapshot_id is not None
+        except RecordWriteError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one address, recorded; the outlet goes on
+            _failed_item(ctx, outlet_id, item, response, exc)
     return made
+
+
+def _failed_item(ctx: RunContext, outlet_id: str, item, response: Response | None, exc: Exception) -> None:
+    """Record a capture that failed on our side: a warning, and the queue row settled as failed."""
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    ctx.warnings.append(f"{outlet_id}: capture of {item['url']}: {detail}")
+    print(f"warning: {outlet_id}: capture of {item['url']}: {detail}", file=sys.stderr)
+    ctx.count("capture_failed")
+    ctx.store.execute(
+        "UPDATE capture_queue SET state = 'failed', last_request_id = ?, done_at = ? WHERE url_key = ?",
+        (response.request_id if response else None, ctx.clock.now_iso(), item["url_key"]))
 
 
 def _settle(ctx: RunContext, url_key: str, response: Response, snapshot_id: int | None) -> None:

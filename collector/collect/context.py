@@ -65,6 +65,10 @@ class RunContext:
         if warc_dir is not None:
             ctx.warc = WarcLog(warc_dir, run_id, clock.now())
             ledger = Ledger(store, run_id, vantage, clock, ctx.warc)
+            # Requests an earlier run was killed in the middle of get their rows first.
+            interrupted = ledger.close_interrupted(warc_dir)
+            if interrupted:
+                ctx.count("interrupted_requests_closed", interrupted)
             ctx.fetcher = Fetcher(ledger, clock=clock, interval=interval,
                                   allow_loopback=allow_loopback, **fetcher_options)
         return ctx

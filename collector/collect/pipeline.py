@@ -20,6 +20,7 @@ from collector.collect.context import RunContext
 from collector.collect.shards import in_shard
 from collector.collect.discovery import Discoverer, current_sources
 from collector.collect.sources import OutletRow, SourceReader
+from collector.errors import RecordWriteError
 
 
 def active_outlets(ctx: RunContext, only: list[str] | None = None,
@@ -70,11 +71,17 @@ def run_collection(ctx: RunContext, outlets: list[OutletRow], *, workers: int | 
         # (reading the record, building the first requests) does not stagger them.
         ctx.fetcher.start_line(ctx.clock.monotonic() + settings.START_LINE_SECONDS)
         gate.set()
-        for done, future in enumerate(as_completed(futures), start=1):
-            summary = future.result()
-            summaries.append(summary)
-            if progress:
-                progress(done, len(outlets), summary)
+        try:
+            for done, future in enumerate(as_completed(futures), start=1):
+                summary = future.result()
+                summaries.append(summary)
+                if progress:
+                    progress(done, len(outlets), summary)
+        except RecordWriteError:
+            # The record cannot be written: no outlet not yet begun is begun,
+            # those under way stop at their next write, and the error goes up.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return summaries
 
 
@@ -83,6 +90,8 @@ def _guarded(ctx: RunContext, outlet: OutletRow, gate: threading.Event | None = 
         gate.wait()
     try:
         return collect_outlet(ctx, outlet)
+    except RecordWriteError:
+        raise  # not this outlet's failure: the collector cannot run on
     except Exception as exc:  # one outlet's bug must not stop the run; it is recorded
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         ctx.warnings.append(f"{outlet.id}: {detail}")

@@ -42,6 +42,7 @@ from collector import settings
 from collector.collect.capture import snapshot_from
 from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
+from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
 from collector.parse.extract import extract
 from collector.net.fetcher import Response
@@ -219,9 +220,14 @@ def classify(response: Response, requested: str, known: set[str]) -> tuple[str, 
 
 # -- performing ---------------------------------------------------------------
 
-def perform(ctx: RunContext, due: DueCheck) -> tuple[int, str, list[str], str]:
-    """Return (check id, outcome, kinds of events recorded, fetch result) after performing one due check."""
-    response = ctx.fetcher.get(due.url, purpose="recheck", outlet_id=due.outlet_id)
+def perform(ctx: RunContext, due: DueCheck, response: Response | None = None) -> tuple[int, str, list[str], str]:
+    """Return (check id, outcome, kinds of events recorded, fetch result) after performing one due check.
+
+    `response`, when given, is the check's fetch already made (check_outlet's
+    queue of the outlet's checks); otherwise it is fetched now.
+    """
+    if response is None:
+        response = ctx.fetcher.get(due.url, purpose="recheck", outlet_id=due.outlet_id)
     # One transaction per check: a run killed mid-way leaves either the whole
     # check (snapshot, row, events) or none of it, and the slot stays due.
     with ctx.store.transaction() as conn:
@@ -246,16 +252,32 @@ def perform(ctx: RunContext, due: DueCheck) -> tuple[int, str, list[str], str]:
 def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Counter:
     """Return the tally of outcomes and events after performing one outlet's due checks in order."""
     tally: Counter = Counter()
-    failing = 0
+    failing = started = ended = 0
+
+    def due_ones():
+        # Drawn one at a time as the outlet's queue needs them (a check waiting
+        # to retry lets the next go first). A check still waiting may be failing
+        # too: none is begun while those and the failures in a row could make
+        # the host down, so a down host costs what it did when checks waited in turn.
+        nonlocal started
+        for due in checks:
+            if failing + (started - ended) >= settings.RECHECK_HOST_DOWN_AFTER:
+                return
+            started += 1
+            yield due
+
     try:
-        for done, due in enumerate(checks):
-            if failing >= settings.RECHECK_HOST_DOWN_AFTER:
-                tally["deferred"] += len(checks) - done  # still due: performed late, never skipped
-                break
-            _check_id, outcome, kinds, result = perform(ctx, due)
+        answers = ctx.fetcher.fetch_each(due_ones(), lambda due: due.url, purpose="recheck",
+                                         outlet_id=outlet_id)
+        for due, response in answers:
+            _check_id, outcome, kinds, result = perform(ctx, due, response)
+            ended += 1
             failing = failing + 1 if result in HOST_DOWN_RESULTS else 0
             tally[outcome] += 1
             tally.update(f"event_{kind}" for kind in kinds)
+        tally["deferred"] += len(checks) - started  # still due: performed late, never skipped
+    except RecordWriteError:
+        raise  # not this outlet's failure: the collector cannot run on
     except Exception as exc:  # one outlet's bug must not stop the others; its checks stay due
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         ctx.warnings.append(f"recheck {outlet_id}: {detail}")

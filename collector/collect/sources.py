@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urljoin
 
 from collector import settings
 from collector.collect.context import RunContext
-from collector.parse.listings import ListingParseError, ParsedListing, parse_listing, queue_reason
+from collector.parse.listings import Entry, ListingParseError, ParsedListing, parse_listing, queue_reason
 from collector.parse.listings import sitemap_children_newest_first
 from collector.record import articles
 from collector.record.articles import article_key
@@ -92,9 +93,9 @@ class SourceReader:
         self.outlet = outlet
         self._read: set[str] = set()  # a child already read in this run is not read again
 
-    def fetch_and_parse(self, url: str, purpose: str):
+    def fetch_and_parse(self, url: str, purpose: str, headers: dict[str, str] | None = None):
         """Return (response, parsed listing or None, parse error text or None)."""
-        response = self.ctx.fetcher.get(url, purpose=purpose, outlet_id=self.outlet.id)
+        response = self.ctx.fetcher.get(url, purpose=purpose, outlet_id=self.outlet.id, headers=headers)
         if not response.ok:
             return response, None, None
         try:
@@ -104,12 +105,25 @@ class SourceReader:
 
     def read(self, url: str, *, depth: int = 0, parent: int | None = None,
              queue: bool = True) -> int | None:
-        """Return the listing id of one source read now (None when it failed)."""
+        """Return the listing id of one source read now (None when it failed).
+
+        The request is conditional on the last listing of the source (RFC 9110
+        13.1.1 If-None-Match, 13.1.3 If-Modified-Since, with the validators of
+        the response that gave its entries, as feedparser's etag and modified
+        do): a 304 is recorded as a listing whose entries are that listing's.
+        """
         key = article_key(url)
         if key in self._read:
             return None
         self._read.add(key)
-        response, parsed, _error = self.fetch_and_parse(url, "listing")
+        last = last_listing(self.ctx, self.outlet.id, url)
+        headers = conditional_headers(last)
+        response, parsed, _error = self.fetch_and_parse(url, "listing", headers)
+        if response.result == "not_modified" and headers:
+            listing_id = record_repeat(self.ctx, self.outlet, url, response.request_id, last, parent)
+            if last["kind"] == "sitemapindex":
+                self.follow_children(_repeated(self.ctx, last["holder"], url), listing_id, depth, queue)
+            return listing_id
         if parsed is None:
             self.ctx.count("listing_failures")
             return None
@@ -137,3 +151,55 @@ class SourceReader:
             url = child.absolute_url or child.url
             if url and same_site(url, self.outlet.homepage):
                 self.read(url, depth=depth + 1, parent=listing_id, queue=queue)
+
+
+# -- conditional requests ---------------------------------------------------------
+
+def last_listing(ctx: RunContext, outlet_id: str, url: str):
+    """Return the source's last listing (holder: the listing with its entries) and validators, or None."""
+    return ctx.store.one(
+        "SELECT h.id AS holder, h.kind AS kind, h.entry_count AS entry_count, r.etag AS etag, "
+        "r.last_modified AS last_modified FROM listings AS l "
+        "JOIN listings AS h ON h.id = COALESCE(l.entries_of, l.id) "
+        "LEFT JOIN requests AS r ON r.id = h.request_id "
+        "WHERE l.outlet_id = ? AND l.url = ? AND l.run_id < ? ORDER BY l.id DESC LIMIT 1",
+        (outlet_id, url, ctx.run_id))
+
+
+def conditional_headers(last) -> dict[str, str] | None:
+    """Return If-None-Match / If-Modified-Since from a last listing's response, or None without validators."""
+    if last is None:
+        return None
+    headers = {}
+    if last["etag"]:
+        headers["If-None-Match"] = last["etag"]
+    if last["last_modified"]:
+        headers["If-Modified-Since"] = last["last_modified"]
+    return headers or None
+
+
+def record_repeat(ctx: RunContext, outlet: OutletRow, url: str, request_id: int | None, last,
+                  parent: int | None) -> int:
+    """Return the id of the listing a 304 makes: the entries of `last`'s holder, nothing queued.
+
+    Every entry was listed, and queued if the rule chose it, when the holder
+    was read; the same entries a run later add nothing to the queue.
+    """
+    listing_id = ctx.store.insert("listings", {
+        "run_id": ctx.run_id, "outlet_id": outlet.id, "url": url, "request_id": request_id,
+        "parent_listing_id": parent, "fetched_at": ctx.clock.now_iso(), "kind": last["kind"],
+        "entry_count": last["entry_count"], "entries_of": last["holder"]})
+    ctx.count("listings")
+    ctx.count("listings_not_modified")
+    ctx.count("entries", last["entry_count"])
+    return listing_id
+
+
+def _repeated(ctx: RunContext, holder: int, url: str) -> ParsedListing:
+    """Return a sitemap index's children as its holder listing recorded them."""
+    rows = ctx.store.query(
+        "SELECT position, url, modified_raw, modified_utc FROM listing_entries "
+        "WHERE listing_id = ? ORDER BY position", (holder,))
+    children = [Entry(r["position"], r["url"], modified_raw=r["modified_raw"], modified_utc=r["modified_utc"],
+                      absolute_url=urljoin(url, r["url"]) if r["url"] else None) for r in rows]
+    return ParsedListing("sitemapindex", "", children=children)

@@ -8,23 +8,32 @@ too. An expected failure of a site is a result, never an exception.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from collector import settings
 from collector.clock import Clock
-from collector.errors import TakedownWatchError
+from collector.errors import RecordWriteError, TakedownWatchError
 from collector.net.ledger import Ledger
 from collector.net.guard import AddressGuard
 from collector.net.pacing import HostPacer
 from collector.net.robotscache import HostRobots, RobotsBook
 from collector.net.slots import VantageSlots
 from collector.net.warc import WarcPointer
-from collector.net.wire import Exchange, new_pool, send_once
+from collector.net.wire import Exchange, new_pool, send_once, wire_address
+from collector.urls import ASCII_WHITESPACE
 
+T = TypeVar("T")
+_END = object()
 RETRYABLE = ("server_error", "timeout", "connection_error")
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+# Headers that carry credentials: never sent on past a redirect to another
+# origin (urllib3's Retry.DEFAULT_REMOVE_HEADERS_ON_REDIRECT holds the same three).
+CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class ConfigError(TakedownWatchError):
@@ -114,7 +123,7 @@ class Fetcher:
                             max_hops=max_hops, headers=headers, attempts=attempts, timeouts=timeouts)
 
     def request(self, method: str, url: str, *, purpose: str, outlet_id: str | None = None,
-                robots: bool = True, data: Mapping[str, str] | None = None,
+                robots: bool = True, data: Mapping[str, str] | bytes | None = None,
                 headers: Mapping[str, str] | None = None,
                 max_hops: int = settings.MAX_REDIRECT_HOPS,
                 attempts: int | None = None,
@@ -126,34 +135,49 @@ class Fetcher:
         that may have been accepted although its answer was lost. `timeouts`
         (connect, read, total seconds) lowers the fetcher's own limits for this
         call, for a caller with a hard deadline of its own (the archive job's
-        --max-wait); a limit is never raised above the fetcher's.
+        --max-wait); a limit is never raised above the fetcher's. A retry's
+        wait is slept here; fetch_each() gives it to the host's other work.
         """
-        seen: list[str] = []
-        previous: int | None = None
-        chain: list[int] = []
-        current = url
-        for _hop in range(max_hops + 1):
-            refusal = self._refusal(current, seen, robots, purpose, outlet_id)
-            if refusal is not None:
-                result, detail = refusal
-                row = self.ledger.refused(method, current, purpose, outlet_id, previous, result, detail)
-                return Response(url, current, result, request_id=row, chain=chain + [row], detail=detail)
-            seen.append(current)
-            response = self._attempts(method, current, purpose, outlet_id, previous, data, headers,
-                                      attempts, self._limits(timeouts))
-            chain.extend(response.chain)
-            response.chain, response.url = chain, url
-            location = response.headers.get("location")
-            if response.result != "redirect" or not location:
-                self.pacer.give_way()  # the caller's work on the answer can wait too
-                return response
-            previous = response.request_id
-            current = urljoin(current, location.strip())
-            if method == "POST" and response.status in (301, 302, 303):
-                method, data = "GET", None
-        row = self.ledger.refused(method, current, purpose, outlet_id, previous,
-                                  "too_many_redirects", f"more than {max_hops} redirects")
-        return Response(url, current, "too_many_redirects", request_id=row, chain=chain + [row])
+        fetch = Fetch(self, method, url, purpose=purpose, outlet_id=outlet_id, robots=robots,
+                      data=data, headers=headers, max_hops=max_hops, attempts=attempts,
+                      timeouts=self._limits(timeouts))
+        while (wait := fetch.step()) is not None:
+            self.clock.sleep(wait)
+        return fetch.response
+
+    def fetch_each(self, jobs: Iterable[T], address: Callable[[T], str], *, purpose: str,
+                   outlet_id: str | None = None) -> Iterator[tuple[T, Response]]:
+        """Yield (job, its response) for GETs of every job's address, each as it ends.
+
+        One host's work queue with not-before times: a fetch whose retry must
+        wait (5 s, then 15 s, or a short Retry-After) goes back into the queue
+        until then, and the next address goes first, so the host's turns are
+        not idled by a back-off. Retries, attempts and pacing are as request()
+        makes them; a retry that has fallen due goes before a new address.
+        Jobs are drawn from `jobs` only when one is needed, so a caller can
+        stop feeding them (a host that keeps failing) at any time.
+        """
+        waiting: list[tuple[float, int, T, Fetch]] = []
+        order = itertools.count()
+        pending = iter(jobs)
+        while True:
+            if waiting and waiting[0][0] <= self.clock.monotonic():
+                _ready, _n, job, fetch = heapq.heappop(waiting)
+            else:
+                job = next(pending, _END)
+                if job is _END:
+                    if not waiting:
+                        return
+                    self.clock.sleep(waiting[0][0] - self.clock.monotonic())
+                    continue
+                fetch = Fetch(self, "GET", address(job), purpose=purpose, outlet_id=outlet_id)
+            wait = fetch.step()
+            while wait == 0.0:  # the next hop of a redirect: at once (the host's pacing still holds)
+                wait = fetch.step()
+            if wait is None:
+                yield job, fetch.response
+            else:
+                heapq.heappush(waiting, (self.clock.monotonic() + wait, next(order), job, fetch))
 
     # -- one address --------------------------------------------------------
 
@@ -170,9 +194,9 @@ class Fetcher:
             return "invalid_url", f"address longer than {settings.MAX_URL_LENGTH} characters"
         if url in seen:
             return "redirect_loop", "address already requested in this redirect chain"
-        blocked = self.guard.check(parts.hostname)
-        if blocked:
-            return "blocked_address", blocked
+        _addresses, refused = self.guard.admit(parts.hostname)
+        if refused:
+            return refused
         if self.interval < settings.MIN_INTERVAL_SECONDS and not self.guard.is_loopback(parts.hostname):
             raise ConfigError(f"refusing {url}: the reduced interval applies only to loopback hosts")
         if robots:
@@ -180,25 +204,6 @@ class Fetcher:
             if verdict != "allowed":
                 return verdict, detail
         return None
-
-    def _attempts(self, method: str, url: str, purpose: str, outlet_id: str | None,
-                  previous: int | None, data, headers, attempts: int | None = None,
-                  timeouts: tuple[float, float, float] | None = None) -> Response:
-        chain: list[int] = []
-        limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
-        for attempt in range(1, limit + 1):
-            exchange = self._paced_send(method, url, data, headers, timeouts or self.timeouts)
-            self.pacer.give_way()  # the ledger row can wait for a request due on the wire
-            row = self.ledger.record(exchange, purpose=purpose, outlet_id=outlet_id,
-                                     attempt=attempt, redirected_from=previous)
-            chain.append(row)
-            wait = self._retry_wait(exchange, attempt, limit)
-            if wait is None:
-                break
-            self.clock.sleep(wait)
-        return Response(url, url, exchange.result, exchange.status, exchange.headers,
-                        exchange.content, row, chain, exchange.remote_ip, exchange.warc,
-                        exchange.detail)
 
     def _retry_wait(self, exchange: Exchange, attempt: int,
                     limit: int = settings.MAX_ATTEMPTS) -> float | None:
@@ -225,11 +230,155 @@ class Fetcher:
         return tuple(min(own, max(asked, 0.001)) for own, asked in zip(self.timeouts, timeouts))
 
     def _paced_send(self, method: str, url: str, data, headers,
-                    timeouts: tuple[float, float, float] | None = None) -> Exchange:
-        host = urlsplit(url).netloc.lower()
+                    timeouts: tuple[float, float, float] | None = None,
+                    intent: int | None = None) -> Exchange:
+        parts = urlsplit(url)
+        host = parts.netloc.lower()
+        # The addresses the guard judged (cached): the connection goes to them
+        # and nowhere else, whatever a second lookup of the name would say.
+        addresses, _refused = self.guard.admit(parts.hostname or "")
         with self.pacer.acquire(host) as turn:
             # The host's turn is awaited at the wire (send_once's `turn`): the
             # checks and header building before the first byte overlap the wait.
             return send_once(self._pool, method, url, data=data, headers=headers,
                              timeouts=timeouts or self.timeouts, max_bytes=self.max_bytes,
-                             clock=self.clock, warc=self.ledger.warc, turn=turn)
+                             clock=self.clock, warc=self.ledger.warc_for(intent), turn=turn,
+                             addresses=addresses)
+
+
+class Fetch:
+    """One fetch in progress (its hop, attempt and chain of rows): each step() is one request or refusal.
+
+    step() returns the seconds to wait before the next step (0 for the next
+    hop of a redirect), or None when the fetch has ended and `response` holds
+    its outcome. Whatever an address's octets do to the libraries below
+    (issue 18: a raw Bangla path once made warcio raise and dropped the rest
+    of an outlet's captures), it ends as a recorded result; only a record that
+    cannot be written stops the run.
+    """
+
+    def __init__(self, fetcher: Fetcher, method: str, url: str, *, purpose: str,
+                 outlet_id: str | None = None, robots: bool = True,
+                 data: Mapping[str, str] | bytes | None = None, headers: Mapping[str, str] | None = None,
+                 max_hops: int = settings.MAX_REDIRECT_HOPS, attempts: int | None = None,
+                 timeouts: tuple[float, float, float] | None = None):
+        self.fetcher, self.method, self.url, self.purpose = fetcher, method, url, purpose
+        self.outlet_id, self.robots, self.data, self.headers = outlet_id, robots, data, headers
+        self.max_hops, self.timeouts = max_hops, timeouts
+        self.limit = min(attempts or settings.MAX_ATTEMPTS, settings.MAX_ATTEMPTS)
+        self.current, self.problem = _address(url)
+        self.seen: list[str] = []
+        self.chain: list[int] = []
+        self.previous: int | None = None
+        self.hop = self.attempt = 0
+        self.intent: int | None = None
+        self.response: Response | None = None
+
+    def step(self) -> float | None:
+        """Send (or refuse) the next request; return the wait before the next step, None at the end."""
+        if self.attempt == 0:
+            if self.hop > self.max_hops:
+                return self._end_unsent("too_many_redirects", f"more than {self.max_hops} redirects")
+            refusal = self.problem or self.fetcher._refusal(self.current, self.seen, self.robots,
+                                                            self.purpose, self.outlet_id)
+            if refusal is not None:
+                return self._end_unsent(*refusal)
+            self.seen.append(self.current)
+        self.attempt += 1
+        self.intent = None
+        try:
+            exchange, row = self._send()
+        except RecordWriteError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, with its type, as our own failure
+            return self._end_failed(f"{type(exc).__name__}: {exc}"[:300])
+        self.chain.append(row)
+        wait = self.fetcher._retry_wait(exchange, self.attempt, self.limit)
+        if wait is not None:
+            return wait
+        return self._answered(exchange, row)
+
+    def _send(self) -> tuple[Exchange, int]:
+        fetcher = self.fetcher
+        # In the ledger before it is sent: a kill from here on leaves an intent to close.
+        intent = self.intent = fetcher.ledger.intend(self.method, self.current, purpose=self.purpose,
+                                       outlet_id=self.outlet_id, attempt=self.attempt,
+                                       redirected_from=self.previous)
+        exchange = fetcher._paced_send(self.method, self.current, self.data, self.headers, self.timeouts,
+                                       intent)
+        fetcher.pacer.give_way()  # the ledger row can wait for a request due on the wire
+        row = fetcher.ledger.record(exchange, purpose=self.purpose, outlet_id=self.outlet_id,
+                                    attempt=self.attempt, redirected_from=self.previous, intent=intent)
+        return exchange, row
+
+    def _answered(self, exchange: Exchange, row: int) -> float | None:
+        """Follow a redirect (return 0: the next hop), or end with the answer (None)."""
+        location = exchange.headers.get("location")
+        if exchange.result != "redirect" or not location:
+            self.response = Response(self.url, self.current, exchange.result, exchange.status,
+                                     exchange.headers, exchange.content, row, self.chain,
+                                     exchange.remote_ip, exchange.warc, exchange.detail)
+            self.fetcher.pacer.give_way()  # the caller's work on the answer can wait too
+            return None
+        self.previous = row
+        following, self.problem = _address(urljoin(self.current, location.strip(ASCII_WHITESPACE)))
+        if self.headers and strips_credentials(self.current, following):
+            self.headers = {k: v for k, v in self.headers.items() if k.lower() not in CREDENTIAL_HEADERS}
+        self.current = following
+        if self.method == "POST" and exchange.status in (301, 302, 303):
+            self.method, self.data = "GET", None
+        self.hop, self.attempt = self.hop + 1, 0
+        return 0.0
+
+    def _end_failed(self, detail: str) -> None:
+        """End with a failure of ours; a request already intended is completed by the row (it may have gone out)."""
+        if self.intent is None:
+            return self._end_unsent("client_error", detail)
+        now = self.fetcher.clock.now()
+        failed = Exchange(self.method, self.current, now, now, "client_error", detail=detail)
+        row = self.fetcher.ledger.record(failed, purpose=self.purpose, outlet_id=self.outlet_id,
+                                         attempt=self.attempt, redirected_from=self.previous,
+                                         intent=self.intent)
+        self.chain.append(row)
+        self.response = Response(self.url, self.current, "client_error", request_id=row, chain=self.chain,
+                                 detail=detail)
+        return None
+
+    def _end_unsent(self, result: str, detail: str | None) -> None:
+        row = self.fetcher.ledger.refused(self.method, self.current, self.purpose, self.outlet_id,
+                                          self.previous, result, detail)
+        self.chain.append(row)
+        self.response = Response(self.url, self.current, result, request_id=row, chain=self.chain,
+                                 detail=detail)
+        return None
+
+
+def strips_credentials(old_url: str, new_url: str) -> bool:
+    """Return True when a redirect from old_url to new_url leaves the origin its credentials belong to.
+
+    The rule of requests' SessionRedirectMixin.should_strip_auth (requests
+    2.34, sessions.py): another host name, or another scheme or port, except
+    the upgrade from http on its default port to https on its own.
+    """
+    old, new = urlsplit(old_url), urlsplit(new_url)
+    try:
+        old_port, new_port = old.port, new.port
+    except ValueError:
+        return True
+    if old.hostname != new.hostname:
+        return True
+    if (old.scheme == "http" and old_port in (80, None)
+            and new.scheme == "https" and new_port in (443, None)):
+        return False
+    if old.scheme == new.scheme:
+        default = _DEFAULT_PORTS.get(old.scheme)
+        return (old_port or default) != (new_port or default)
+    return True
+
+
+def _address(text: str) -> tuple[str, tuple[str, str] | None]:
+    """Return (the address as it is sent, None), or (the text, (result, why)) when it has no such form."""
+    try:
+        return wire_address(text), None
+    except ValueError as exc:
+        return text, ("invalid_url", f"not a usable address: {exc}"[:300])

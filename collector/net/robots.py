@@ -2,7 +2,9 @@
 
 Pure parsing and matching, no HTTP: the fetcher gets /robots.txt and sends a 2xx
 body to parse_robots, answers a 4xx with allow_all and a 5xx or a timeout with
-disallow_all (RFC 9309 2.3.1).
+disallow_all (RFC 9309 2.3.1), except a 429, which it takes for a server
+error as Google does: a deliberate departure from the RFC's "MAY access any
+resources" after a 4xx, explained in collector/net/robotscache.py.
 
 protego decides whether one pattern matches one path. Lines, groups, user
 agents, percent-encoding and precedence are handled here, because protego 0.7.0
@@ -147,13 +149,24 @@ def disallow_all() -> RobotsRules:
 
 
 def _limit(body: bytes) -> bytes:
-    """Return the part of body that is parsed: whole lines within MAX_ROBOTS_BYTES."""
-    # RFC 9309 2.5: at least 500 KiB must be parsed; the rest is ignored here.
-    if len(body) <= settings.MAX_ROBOTS_BYTES:
+    """Return the part of body that is parsed: up to the first line end at or after MAX_ROBOTS_BYTES.
+
+    RFC 9309 2.5 sets a minimum ("The parsing limit MUST be at least 500
+    kibibytes"), so the line the limit falls in is read whole rather than cut
+    (a rule cut short, "Allow: /news/archive" read as "Allow: /news/a",
+    would allow more than the site wrote). A line whose end does not come
+    within MAX_ROBOTS_LINE_BYTES past the limit is dropped instead.
+    """
+    limit = settings.MAX_ROBOTS_BYTES
+    if len(body) <= limit:
         return body
-    head = body[: settings.MAX_ROBOTS_BYTES]
-    # The line cut by the limit goes too: "Allow: /news/archive" cut to
-    # "Allow: /news/a" would allow more than the site wrote.
+    window = body[limit - 1: limit + settings.MAX_ROBOTS_LINE_BYTES]
+    ends = [i for i in (window.find(b"\n"), window.find(b"\r")) if i >= 0]
+    if ends:
+        return body[: limit + min(ends)]
+    if len(body) <= limit + settings.MAX_ROBOTS_LINE_BYTES:
+        return body  # the last line, unended, within reach
+    head = body[:limit]
     return head[: max(head.rfind(b"\n"), head.rfind(b"\r")) + 1]
 
 

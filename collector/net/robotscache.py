@@ -3,6 +3,14 @@
 RFC 9309 section 2.3.1: a 2xx body is parsed; a 4xx means no rules; a 5xx,
 a timeout or a network error means the whole site is off limits for the run.
 Redirects of robots.txt are followed for up to five hops, each paced.
+
+One deliberate departure: a 429 (Too Many Requests) is read as "unreachable",
+not as "unavailable". RFC 9309 2.3.1.3 says that after any 4xx a crawler MAY
+access everything; a site that answers robots.txt with 429 is asking us to
+slow down, and Google's crawlers treat 429 as a server error for the same
+reason ("How Google interprets the robots.txt specification", Google Search
+Central: all 4xx errors "except 429" are treated as if no robots.txt
+existed). The method page says so too.
 """
 
 from __future__ import annotations
@@ -17,7 +25,8 @@ from collector.net import robots
 # RFC 9309 2.3.1.2: crawlers should follow at least five redirects, and may
 # treat robots.txt as unavailable (no rules) after more.
 ROBOTS_MAX_HOPS = 5
-# Results that mean "unavailable" (4xx-like): no restrictions apply.
+# Results that mean "unavailable" (4xx-like): no restrictions apply. A 429
+# ("rate_limited") is missing on purpose: it makes the site unreachable.
 UNAVAILABLE = ("not_found", "gone", "http_error", "too_many_redirects", "redirect_loop")
 
 

@@ -13,7 +13,13 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from collector.clock import iso
+from collector.errors import RecordWriteError
 from collector.settings import USER_AGENT, __version__
+
+
+# A WARC extension field (WARC/1.1 section 4: named fields may be added):
+# the request_intents row of the exchange.
+INTENT_HEADER = "TakedownWatch-Intent-ID"
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,23 @@ class WarcPointer:
     offset: int
     length: int
     payload_digest: str | None
+
+
+class _HeadersAsSent(StatusAndHeaders):
+    """An HTTP header block written as the octets that crossed the wire.
+
+    warcio writes header blocks as ASCII and, failing that, percent-encodes
+    every non-ASCII value (StatusAndHeaders.to_ascii_bytes), which would
+    change a raw UTF-8 Location in a response record, or raise when the
+    request line is not ASCII. http.client writes headers as Latin-1 and
+    reads them back the same way, so Latin-1 gives back the octets exactly.
+    """
+
+    def compute_headers_buffer(self, header_filter=None):
+        try:
+            self.headers_buff = self.to_str(header_filter).encode("latin-1") + b"\r\n"
+        except UnicodeEncodeError:  # text that never crossed the wire as such
+            super().compute_headers_buffer(header_filter)
 
 
 class WarcLog:
@@ -72,16 +95,22 @@ class WarcLog:
         ip: str | None,
         when: datetime,
         truncated: str | None = None,
+        intent: int | None = None,
     ) -> WarcPointer:
-        """Write the request and response records and return where the response sits."""
+        """Write the request and response records and return where the response sits.
+
+        `intent` (the ledger's intent row) is written into both records, so a
+        response whose ledger row a kill prevented is found by the next run.
+        """
         date = iso(when)
-        req_http = StatusAndHeaders(f"{method} {request_target} {protocol}", request_headers,
-                                    is_http_request=True)
+        tags = {INTENT_HEADER: str(intent)} if intent is not None else {}
+        req_http = _HeadersAsSent(f"{method} {request_target} {protocol}", request_headers,
+                                  is_http_request=True)
         request = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(request_body or b""), http_headers=req_http,
-            warc_headers_dict={"WARC-Date": date})
-        resp_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
-        warc_headers = {"WARC-Date": date}
+            warc_headers_dict={"WARC-Date": date, **tags})
+        resp_http = _HeadersAsSent(status_line, response_headers, protocol=protocol)
+        warc_headers = {"WARC-Date": date, **tags}
         if ip:
             warc_headers["WARC-IP-Address"] = ip
         if truncated:
@@ -91,11 +120,15 @@ class WarcLog:
             warc_headers_dict=warc_headers)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
         with self._lock:
-            offset = self._file.tell()
-            self._writer.write_record(response)
-            length = self._file.tell() - offset
-            self._writer.write_record(request)
-            self._file.flush()
+            try:
+                offset = self._file.tell()
+                self._writer.write_record(response)
+                length = self._file.tell() - offset
+                self._writer.write_record(request)
+                self._file.flush()
+            except OSError as exc:  # a full disk: the collector cannot keep its evidence
+                raise RecordWriteError(f"cannot write the WARC file {self.path}: {exc}; "
+                                       "the run stops, unfinished") from exc
         return WarcPointer(self.relative, offset, length,
                            response.rec_headers.get_header("WARC-Payload-Digest"))
 

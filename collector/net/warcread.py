@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
 from collector import settings
 from collector.errors import TakedownWatchError
+from collector.net.warc import INTENT_HEADER, WarcPointer
 from collector.net.wire import undo_content_encoding
 
 
@@ -49,3 +52,53 @@ def _response_body(handle, where: str) -> tuple[bytes, str | None]:
     if problem:
         raise WarcReadError(f"{where}: {problem[1]}")
     return body, headers.get("content-type")
+
+
+@dataclass(frozen=True)
+class FoundResponse:
+    """A response record as the next run finds it: where it sits and what it says."""
+
+    pointer: WarcPointer
+    status: int | None
+    content_type: str | None
+    ip: str | None
+    date: str | None
+    payload_bytes: int | None
+
+
+def responses_by_intent(warc_root: str | Path, warc_file: str) -> dict[int, FoundResponse]:
+    """Return the whole response records of a WARC file by intent id, reading up to a torn end.
+
+    A run killed while writing leaves its last record cut short. The request
+    record of an exchange is written after its response, so a response counts
+    as whole once its request record has begun; a torn response never does.
+    """
+    pending: dict[int, FoundResponse] = {}
+    found: dict[int, FoundResponse] = {}
+    try:
+        with open(Path(warc_root) / warc_file, "rb") as handle:
+            records = ArchiveIterator(handle)
+            for record in records:
+                intent = record.rec_headers.get_header(INTENT_HEADER) or ""
+                if not intent.isdigit():
+                    continue
+                if record.rec_type == "request" and int(intent) in pending:
+                    found[int(intent)] = pending.pop(int(intent))
+                elif record.rec_type == "response":
+                    pending[int(intent)] = _found(records, record, warc_file)
+    except (OSError, EOFError, ValueError, zlib.error):
+        pass  # a torn tail: the records before it were kept
+    return found
+
+
+def _found(records: ArchiveIterator, record, warc_file: str) -> FoundResponse:
+    http = record.http_headers
+    payload = len(record.raw_stream.read())
+    records.read_to_end(record)
+    pointer = WarcPointer(warc_file, records.get_record_offset(), records.get_record_length(),
+                          record.rec_headers.get_header("WARC-Payload-Digest"))
+    status = http.get_statuscode() if http else None
+    return FoundResponse(pointer, int(status) if status and status.isdigit() else None,
+                         http.get_header("Content-Type") if http else None,
+                         record.rec_headers.get_header("WARC-IP-Address"),
+                         record.rec_headers.get_header("WARC-Date"), payload)

@@ -8,7 +8,6 @@ inflated here with the same cap, so a gzip bomb stops at the limit.
 from __future__ import annotations
 
 import threading
-import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Mapping
@@ -19,7 +18,9 @@ import urllib3.connection
 from urllib.parse import urlencode
 
 from collector import settings
+from collector.urls import to_uri
 from collector.net.cloudflare import classify as classify_challenge
+from collector.parse.inflate import GZIP_OR_ZLIB, RAW_DEFLATE, InflateError, TooLarge, inflate
 from collector.net.retryafter import retry_after_seconds
 from collector.clock import Clock
 from collector.net.warc import WarcLog, WarcPointer
@@ -50,8 +51,11 @@ class Exchange:
 
 def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers,
               timeouts: tuple[float, float, float], max_bytes: int, clock: Clock,
-              warc: WarcLog | None, turn=None) -> Exchange:
+              warc: WarcLog | None, turn=None, addresses: list[str] | None = None) -> Exchange:
     """Return the Exchange of one request, with its response written to WARC.
+
+    `addresses`, when given, are the only ones a new connection may go to
+    (the address guard's, in order): the host name is not looked up again.
 
     `turn` (a pacing._Turn), when given, is waited for immediately before the
     first contact with the host (the connect of a new connection, or the first
@@ -76,20 +80,28 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         "Accept": "*/*",
         **(headers or {}),
     }
-    body = urlencode(data).encode() if data else None
-    if body is not None:
-        request_headers["Content-Type"] = "application/x-www-form-urlencoded"
-    _peer.gate, _peer.turn = at_wire, turn
+    if isinstance(data, bytes):  # a body already encoded (an RFC 3161 query): its type is in `headers`
+        body = data
+    else:
+        body = urlencode(data).encode() if data else None
+        if body is not None:
+            request_headers["Content-Type"] = "application/x-www-form-urlencoded"
+    _peer.gate, _peer.turn, _peer.addresses = at_wire, turn, addresses
     try:
         resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,
                             retries=False, preload_content=False, decode_content=False,
                             timeout=urllib3.Timeout(connect=timeouts[0], read=timeouts[1]))
+    except urllib3.exceptions.NewConnectionError as exc:
+        # Caught first: urllib3 2.x makes it a subclass of ConnectTimeoutError
+        # (urllib3/exceptions.py), but a refused or unreachable connection is
+        # no timeout; requests' adapter makes the same exception (adapters.py).
+        return _failed(method, url, *started_at(), clock, "connection_error", exc)
     except urllib3.exceptions.TimeoutError as exc:
         return _failed(method, url, *started_at(), clock, "timeout", exc)
     except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
         return _failed(method, url, *started_at(), clock, "connection_error", exc)
     finally:
-        _peer.gate = _peer.turn = None
+        _peer.gate = _peer.turn = _peer.addresses = None
     started, t0 = started_at()
     complete = False
     try:
@@ -103,8 +115,10 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
             resp.release_conn()
         else:
             resp.close()
-    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status,
-                        {k.lower(): v for k, v in resp.headers.itermerged()}, len(raw),
+    received = {k.lower(): v for k, v in resp.headers.itermerged()}
+    if "location" in received:
+        received["location"] = location_text(received["location"])
+    exchange = Exchange(method, url, started, clock.now(), "ok", resp.status, received, len(raw),
                         remote_ip=ip, elapsed_ms=(clock.monotonic() - t0) * 1000)
     exchange.result, exchange.detail = _classify(resp, exchange.headers, raw, truncated, read_error)
     if exchange.result not in ("too_large", "timeout", "connection_error"):
@@ -118,6 +132,42 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         exchange.warc = _write_warc(warc, method, url, request_headers, body, resp, raw, ip,
                                     started, truncated)
     return exchange
+
+
+def wire_address(address: str) -> str:
+    """Return an address exactly as it is sent: its URI (RFC 3987 3.1), as urllib3 then normalises it.
+
+    urllib3 percent-encodes what a URI cannot hold, upper-cases escapes and
+    resolves dot segments before it writes the request line (urllib3.util.
+    parse_url); doing it here, once, makes the ledger row, the WARC record's
+    target and the request the server receives the same text. Raises
+    ValueError for an address that has no such form. An address of another
+    scheme is never sent (only refused), and comes back as it is.
+    """
+    if urlsplit(address).scheme.lower() not in settings.ALLOWED_SCHEMES:
+        return address
+    return urllib3.util.parse_url(to_uri(address)).url
+
+
+def location_text(value: str) -> str:
+    """Return a Location header's value as the server meant it: its octets read as UTF-8.
+
+    http.client decodes every header as Latin-1, so a raw UTF-8 Location
+    ("/খবর") arrives as mojibake; requests undoes that the same way
+    (SessionRedirectMixin.get_redirect_target: "re-encode the location in
+    latin1" and decode it as UTF-8). Octets that are not UTF-8 are kept,
+    percent-encoded, rather than guessed at.
+    """
+    if value.isascii():
+        return value
+    try:
+        octets = value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value  # not from http.client's decoding: already text
+    try:
+        return octets.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in octets)
 
 
 def _failed(method, url, started, t0, clock, result, exc) -> Exchange:
@@ -145,6 +195,28 @@ class _PeerMixin:
     def connect(self):
         _pass_gate()
         super().connect()
+
+    def _new_conn(self):
+        """Return a socket connected to one of the addresses the guard checked, tried in order.
+
+        urllib3 resolves `_dns_host` when it connects (HTTPConnection._new_conn,
+        urllib3 2.8); swapping in each checked address keeps its timeouts, socket
+        options and errors, while TLS still names and verifies the host itself.
+        """
+        pinned = getattr(_peer, "addresses", None)
+        if not pinned:
+            return super()._new_conn()
+        name = self._dns_host
+        try:
+            for index, address in enumerate(pinned):
+                self._dns_host = address
+                try:
+                    return super()._new_conn()
+                except urllib3.exceptions.NewConnectionError:
+                    if index == len(pinned) - 1:
+                        raise
+        finally:
+            self._dns_host = name
 
     def send(self, data):
         _pass_gate()
@@ -273,39 +345,16 @@ def undo_content_encoding(raw: bytes, headers: Mapping[str, str], max_bytes: int
         return raw, None
     if coding not in ("gzip", "x-gzip", "deflate"):
         return raw, ("content_error", f"unsupported content-encoding {coding}")
-    # wbits 47 reads gzip or zlib; raw deflate (wbits -15) is the fallback
+    # gzip or zlib, whichever header the body has; raw deflate is the fallback
     # some servers send for "deflate".
-    for wbits in (47, -15):
+    for wbits in (GZIP_OR_ZLIB, RAW_DEFLATE):
         try:
-            return _inflate(raw, wbits, max_bytes), None
-        except _TooLarge:
+            return inflate(raw, max_bytes, wbits), None
+        except TooLarge:
             return b"", ("too_large", f"decompressed body larger than {max_bytes} bytes")
-        except zlib.error as exc:
+        except InflateError as exc:
             problem = ("content_error", f"cannot decompress {coding}: {exc}")
     return b"", problem
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _inflate(raw: bytes, wbits: int, max_bytes: int) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    out: list[bytes] = []
-    size = 0
-    data = raw
-    while data:
-        piece = inflater.decompress(data, CHUNK)
-        size += len(piece)
-        if size > max_bytes:
-            raise _TooLarge()
-        out.append(piece)
-        data = inflater.unconsumed_tail
-        if inflater.eof:
-            break
-    if not inflater.eof:
-        raise zlib.error("compressed body ends early (truncated)")
-    return b"".join(out)
 
 
 def _write_warc(warc: WarcLog, method: str, url: str, request_headers: dict, body: bytes | None, resp,

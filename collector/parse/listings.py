@@ -17,7 +17,6 @@ from __future__ import annotations
 import codecs
 import io
 import re
-import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urljoin
@@ -31,12 +30,12 @@ from collector.errors import TakedownWatchError
 from collector.parse.feedvalues import (
     parse_feed_date, parse_w3c_date, raw_titles, struct_to_iso, title_as_written,
 )
+from collector.parse.inflate import GZIP, InflateError, TooLarge, inflate
 from collector.urls import same_site
 
 FEED_KINDS = frozenset({"rss", "atom", "rdf"})
 SITEMAP_KINDS = frozenset({"urlset", "news_sitemap", "sitemapindex"})
 _GZIP_MAGIC = b"\x1f\x8b"
-_GZIP_INPUT_CHUNK = 64 * 1024  # compressed bytes handed to zlib at a time
 _NAME = re.compile(rb"[A-Za-z_][-A-Za-z0-9_.:]*")
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _XML_SPACE = " \t\r\n"
@@ -104,35 +103,12 @@ def _replace(listing: ParsedListing, **changes) -> ParsedListing:
 
 def gunzip_capped(body: bytes, max_bytes: int) -> bytes:
     """Return the inflated gzip body; raise ListingParseError('too large') past max_bytes."""
-    out = bytearray()
-    pending = body
-    while pending:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        fed = 0
-        try:
-            while fed < len(pending) and not inflater.eof:
-                _inflate(inflater, pending[fed:fed + _GZIP_INPUT_CHUNK], out, max_bytes)
-                fed += _GZIP_INPUT_CHUNK
-            _inflate(inflater, b"", out, max_bytes)  # output zlib still holds back
-        except zlib.error as error:
-            raise ListingParseError(f"bad gzip: {error}") from None
-        if not inflater.eof:
-            raise ListingParseError("bad gzip: stream truncated")
-        # Concatenated members are one stream (RFC 1952); zero padding is not.
-        pending = (inflater.unused_data + pending[fed:]).lstrip(b"\x00")
-    return bytes(out)
-
-
-def _inflate(inflater, chunk: bytes, out: bytearray, max_bytes: int) -> None:
-    """Append chunk's output to out, never letting out grow past max_bytes + 1."""
-    while True:
-        piece = inflater.decompress(chunk, max_bytes + 1 - len(out))
-        out += piece
-        if len(out) > max_bytes:
-            raise ListingParseError(f"too large: more than {max_bytes} bytes once decompressed")
-        chunk = inflater.unconsumed_tail
-        if not chunk and (not piece or inflater.eof):
-            return
+    try:
+        return inflate(body, max_bytes, GZIP)
+    except TooLarge as error:
+        raise ListingParseError(f"too large: {error}") from None
+    except InflateError as error:
+        raise ListingParseError(f"bad gzip: {error}") from None
 
 
 def root_element_name(data: bytes) -> str | None:

@@ -1,257 +1,224 @@
-"""Disclosure control: which coverage figures may be published, checked by an exact audit.
+"""Disclosure control of newly closed periods: which cells are withheld, and why (internal).
 
-Rules, in order:
+A *unit* is what is published or withheld as a whole: every count of one
+group in one period (`main`), or a month's requests by result for one group
+(`results`, withheld whenever the group's main unit is). Rules:
 
-* Group rule. A group (or the all-outlets total) with fewer than
-  settings.MIN_OUTLETS_PER_FIGURE outlets contributing captures in a period
-  is withheld for that period: every figure of it.
-* Figure rule. A count made by fewer than that many outlets, or of which one
-  outlet makes more than settings.DOMINANCE_SHARE (the (1, k%) dominance rule),
-  is withheld: it would be a figure about that outlet.
-* Secondary suppression. Published figures must not combine into a withheld
-  one, into anything about one or two outlets, or into a dominated remainder
-  (audit.py states precisely what is checked). Whenever the audit finds such a
-  combination one of its figures is withheld too, chosen in this order:
-  rolling 7- and 30-day windows first (the weekly series carries the same
-  facts), then single request results, then a group's week nearest in time to
-  what is exposed, then a group's whole record, and the all-outlets total last.
-  So where a withheld group could be recovered as the total minus the other
-  groups, the published group with the fewest contributing outlets is withheld
-  with it, and the total over all outlets stays published.
-* Derived figures. Rates, request shares and the median delay are not linear;
-  each is published only where every count it is computed from is published,
-  so they are audited through those counts.
-
-The audit runs again on the final set; if it fails the build stops with
-DisclosureError. The published output carries no outlet id.
+* Group rule. A unit of a group, or of the all-outlets total, with fewer than
+  settings.MIN_OUTLETS_PER_FIGURE outlets contributing is withheld.
+* Count rule. A unit is withheld when one of its counts of articles or
+  requests comes from fewer than that many outlets, or one outlet makes more
+  than settings.DOMINANCE_SHARE of it (the (1, k%) dominance rule).
+* Protection ranges. Every count that made a unit withheld must stay
+  uncertain to an outsider: the interval the published history allows it
+  (outsider.py) must reach from 0 to min(MIN_OUTLETS_PER_FIGURE, members)
+  for the count of contributing outlets under the group rule, and at least
+  max(PROTECT_MIN_COUNT, PROTECT_SHARE x value) below and above the value for
+  a count of articles or requests (below, down to 0 at most).
+* Secondary suppression. While some protected count's interval is too
+  narrow, another unit of the new periods is withheld: the cheapest, in an
+  order fixed by the registry alone (the same group in the other new period
+  first, then other groups from the fewest members up, by id, the total last),
+  that makes the range hold (a group's month before its weeks); if none does
+  alone, the one that narrows the shortfall most; then, the same way, a pair of
+  one unit of the same period and one of the same group (a count given away
+  both across groups and across its month), then the three other corners of a
+  rectangle of groups and periods (the hypercube method's pattern); then a
+  group's units in every new period at once; if none helps, every unit of the
+  new periods. Units a
+  later choice made unnecessary are published again, largest groups first. Values never
+  order the candidates, so a tie cannot be broken one way in one build and
+  another way in the next; and a period is decided once, when it is
+  published, and never again.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from datetime import datetime
+import math
+from dataclasses import dataclass, field
 
 from collector import settings
-from collector.publish.audit import AuditFigure, AuditResult, audit, disclosive
-from collector.clock import parse_instant
-from collector.errors import TakedownWatchError
-from collector.publish.cells import TIME_ADDITIVE, TOTAL_ID
-from collector.publish.periods import period_cell
+from collector.publish.figures import OUTLET_COUNTS, TOTAL_ID, Cell
+from collector.publish.outsider import BlockModel
 
 
-class DisclosureError(TakedownWatchError):
-    """The published figures would reveal a withheld one: the build must not go on."""
+@dataclass
+class Decision:
+    """What is withheld among the new periods' units, and the ranges every protected count needs."""
+
+    withheld: set = field(default_factory=set)  # units (group, period, kind)
+    primary: set = field(default_factory=set)
+    ranges: dict = field(default_factory=dict)  # (group, period, measure) -> (lo, hi)
+    steps: int = 0
 
 
-def reasons() -> dict[str, str]:
-    """Return the plain-language reason for each kind of withholding, from the settings."""
-    least, share = settings.MIN_OUTLETS_PER_FIGURE, round(settings.DOMINANCE_SHARE * 100)
-    return {
-        "group": f"fewer than {least} outlets of this group contributed captures in this period",
-        "few": f"fewer than {least} outlets contributed to this figure",
-        "dominance": f"one outlet made more than {share}% of this figure",
-        "secondary": "withheld so that withheld figures cannot be worked out from published ones",
-    }
+def unit_of(key: tuple) -> tuple:
+    """Return the unit a figure (group, period, measure) is published or withheld with."""
+    group, period, measure = key
+    return (group, period, "results" if measure.startswith("requests:") else "main")
 
 
-def protect(stats: dict) -> dict:
-    """Return the publishable figures of compute_stats output; raise DisclosureError if unsafe."""
-    context = _Context(stats)
-    withheld: dict[tuple, str] = {}
-    primary_suppression(context, withheld)
-    secondary_suppression(context, withheld)
-    result = final_audit(context, withheld)
-    if not result.passed:
-        kinds = sorted({f"{v.check} in {v.family}" for v in result.violations})
-        raise DisclosureError(f"disclosure audit failed ({len(result.violations)} violations: "
-                              f"{', '.join(kinds)}); nothing was published")
-    return _publication(stats, context, withheld, result)
+def needed(value: int, outlet_count: bool, members: int) -> tuple[int, int]:
+    """Return the interval a protected count's derivable interval must cover."""
+    if outlet_count:
+        return 0, min(settings.MIN_OUTLETS_PER_FIGURE, members)
+    margin = max(settings.PROTECT_MIN_COUNT, math.ceil(settings.PROTECT_SHARE * value))
+    return max(0, value - margin), value + margin
 
 
-class _Context:
-    """Gives the figures of compute_stats output by key, and their audit vectors."""
-
-    def __init__(self, stats: dict):
-        self.stats = stats
-        self.figures = {(f["group"], f["period"], f["measure"]): f for f in stats["figures"]}
-        self.periods = {p["id"]: p for p in stats["periods"]}
-        self.groups = {g["id"]: g for g in stats["groups"]}
-        self.tables = {family: {(o, c, k): v for o, c, k, v in rows}
-                       for family, rows in stats["atoms"].items()}
-        self.cell_starts = [parse_instant(a) for a, _ in stats["cells"]]
-        self._vectors: dict[tuple, AuditFigure] = {}
-
-    def additive(self) -> list[tuple]:
-        """Return the keys of the figures the audit covers (sums over atoms)."""
-        return [key for key, f in self.figures.items() if f["family"]]
-
-    def vector(self, key: tuple) -> AuditFigure:
-        """Return a figure as the audit sees it: every member atom with its value."""
-        if key not in self._vectors:
-            figure = self.figures[key]
-            family, period = figure["family"], self.periods[key[1]]
-            cells = period["cells"] if family in TIME_ADDITIVE else [period_cell(period['id'])]
-            categories = ([figure["category"]] if figure["category"] is not None
-                          else self.stats["results"] if family == "requests" else [""])
-            table = self.tables.get(family, {})
-            atoms = {(o, c, k): table.get((o, c, k), 0) for o in self.groups[key[0]]["members"]
-                     for c in cells for k in categories}
-            self._vectors[key] = AuditFigure(key, family, atoms)
-        return self._vectors[key]
-
-    def partitions(self) -> list[tuple[tuple, list[tuple]]]:
-        """Return (parent, children) figure keys that split a parent exactly (audit check 3)."""
-        groups = [g for g in self.groups if g != TOTAL_ID]
-        weeks = [p for p, v in self.periods.items() if v["kind"] == "week"]
-        measures = sorted({k[2] for k in self.additive()})
-        out = [((TOTAL_ID, p, m), [(g, p, m) for g in groups]) for p in self.periods for m in measures]
-        out += [((g, "all", m), [(g, w, m) for w in weeks])
-                for g in self.groups for m in measures if self.figures[(g, "all", m)]["family"]
-                in TIME_ADDITIVE]
-        out += [((g, p, "requests"), [(g, p, m) for m in measures if m.startswith("requests:")])
-                for g in self.groups for p in self.periods]
-        return [(parent, [c for c in children if c in self.figures])
-                for parent, children in out if parent in self.figures]
+def disclosive(per_outlet: dict) -> bool:
+    """Return True when a count comes from fewer than the minimum of outlets or one dominates it."""
+    total = sum(per_outlet.values())
+    if total == 0:
+        return False
+    contributors = [v for v in per_outlet.values() if v]
+    return (len(contributors) < settings.MIN_OUTLETS_PER_FIGURE
+            or max(contributors) > settings.DOMINANCE_SHARE * total)
 
 
-def primary_suppression(context: _Context, withheld: dict[tuple, str]) -> None:
-    """Withhold whole group-periods under the group rule, then single figures under the figure rule."""
-    for key, figure in context.figures.items():
-        group, period, _ = key
-        contributing = context.figures[(group, period, "outlets_contributing")]["value"]
-        if contributing < settings.MIN_OUTLETS_PER_FIGURE:
-            withheld[key] = "group"
-    for key in context.additive():
-        if key in withheld:
+def primary(cells: dict[tuple[str, str], Cell], decision: Decision) -> None:
+    """Withhold the units the group and count rules catch, and record their protection ranges."""
+    for (group, period), cell in sorted(cells.items()):
+        members = len(cell.members)
+        if cell.counts["outlets_contributing"] < settings.MIN_OUTLETS_PER_FIGURE:
+            for kind in ("main", "results"):
+                decision.primary.add((group, period, kind))
+            if cell.counts["outlets_contributing"] == 0 and members >= settings.MIN_OUTLETS_PER_FIGURE:
+                continue  # a zero of three or more outlets says only that none of them had any
+            for measure, value in cell.counts.items():
+                if measure != "sources_readable":
+                    decision.ranges[(group, period, measure)] = needed(
+                        value, measure in OUTLET_COUNTS, members)
             continue
-        atoms = {a: v for a, v in context.vector(key).atoms.items() if v}
-        if atoms and disclosive(atoms):
-            few = len({a[0] for a in atoms}) < settings.MIN_OUTLETS_PER_FIGURE
-            withheld[key] = "few" if few else "dominance"
+        for measure, value in cell.counts.items():
+            if measure in OUTLET_COUNTS or not disclosive(cell.per_outlet[measure]):
+                continue
+            decision.primary.add(unit_of((group, period, measure)))
+            decision.ranges[(group, period, measure)] = needed(value, False, members)
+    decision.withheld |= decision.primary
+    # A group's results go with its counts.
+    decision.withheld |= {(g, p, "results") for g, p, kind in decision.withheld if kind == "main"}
 
 
-def secondary_suppression(context: _Context, withheld: dict[tuple, str]) -> None:
-    """Withhold more figures until the audit finds no exposing combination."""
-    _partition_pass(context, withheld)
-    by_family: dict[str, list[tuple]] = defaultdict(list)
-    for key in context.additive():
-        by_family[context.figures[key]["family"]].append(key)
-    partitions = context.partitions()
-    for family, keys in sorted(by_family.items()):
-        family_partitions = [(p, c) for p, c in partitions if p in set(keys)]
-        for _ in range(len(keys) + 1):
-            result = _audit_keys(context, keys, withheld, family_partitions, quick=True)
-            if result.passed:
+class Protector:
+    """Chooses secondary suppressions for the new periods of one month, against the outsider's model."""
+
+    def __init__(self, model: BlockModel, figures: dict[tuple, int], new_units: set,
+                 ranges: dict, members: dict[str, int], starts: dict[str, str]):
+        self.model, self.figures, self.ranges = model, figures, ranges
+        self.new_units, self.members, self.starts = set(new_units), members, starts
+
+    def apply(self, withheld: set) -> None:
+        """Fix every figure of the new periods in the model: its value, or free when withheld."""
+        for key, value in self.figures.items():
+            self.model.fix(key, None if unit_of(key) in withheld else value)
+
+    def protect(self, decision: Decision) -> None:
+        """Add secondary suppressions to decision until every protected count meets its range."""
+        self.apply(decision.withheld)
+        while True:
+            failing = self.first_failing()
+            if failing is None:
                 break
-            _withhold_one_per_violation(context, withheld, result)
+            decision.steps += 1
+            chosen = self._choose(failing, decision.withheld)
+            decision.withheld |= chosen
+            self.apply(decision.withheld)
+        self._release_unneeded(decision)
 
+    def _release_unneeded(self, decision: Decision) -> None:
+        """Publish again each secondary unit that a later choice made unnecessary, largest groups first."""
+        secondary = {u for u in decision.withheld - decision.primary if u[2] == "main" or
+                     (u[0], u[1], "main") not in decision.withheld}
+        for unit in sorted(secondary, key=lambda u: (-self.members.get(u[0], 0), u[0], self.starts[u[1]], u[2])):
+            group, period, kind = unit
+            freed = {unit} | ({(group, period, "results")} if kind == "main" else set())
+            freed -= decision.primary
+            if unit not in freed:
+                continue
+            trial = decision.withheld - freed
+            self.apply(trial)
+            if self.first_failing() is None:
+                decision.withheld = trial
+        self.apply(decision.withheld)
 
-def _partition_pass(context: _Context, withheld: dict[tuple, str]) -> None:
-    """Withhold children of exactly split parents until no remainder is disclosive (cheap, no algebra)."""
-    changed = True
-    while changed:
-        changed = False
-        for parent, children in context.partitions():
-            while parent not in withheld:
-                open_children = [c for c in children if c in context.figures and c not in withheld]
-                covered = {a for c in open_children for a in context.vector(c).atoms}
-                remainder = {a: v for a, v in context.vector(parent).atoms.items() if a not in covered}
-                if not open_children or not remainder or not disclosive(remainder):
-                    break
-                exposed = {a for a, v in remainder.items() if v} or set(remainder)
-                victim = min(open_children, key=lambda k: _priority(context, k, exposed, withheld))
-                withheld[victim] = "secondary"
-                changed = True
+    def first_failing(self):
+        """Return the first protected count whose interval is too narrow, or None.
 
+        Earlier periods first, a month after its weeks, as they are published;
+        the count that failed last time is tried first, as it is the likeliest to fail again.
+        """
+        order = sorted(self.ranges, key=lambda k: (self.starts[k[1]], "-W" not in k[1], k))
+        last = getattr(self, "_last_failing", None)
+        if last in self.ranges and self.shortfall(last) > 0:
+            return last
+        for key in order:
+            if key != last and self.shortfall(key) > 0:
+                self._last_failing = key
+                return key
+        return None
 
-def _withhold_one_per_violation(context: _Context, withheld: dict, result: AuditResult) -> None:
-    """Withhold one figure of each violation, skipping violations an earlier choice already broke."""
-    touched: set = set()
-    for violation in result.violations:
-        if touched & set(violation.figures):
-            continue
-        candidates = [k for k in violation.figures if k not in withheld]
-        victim = min(candidates, key=lambda k: _priority(context, k, violation.exposed, withheld))
-        withheld[victim] = "secondary"
-        touched.update(violation.figures)
+    def shortfall(self, key: tuple) -> float:
+        """Return by how much a protected count's interval misses its range (0 when it is met)."""
+        lo, hi = self.ranges[key]
+        got = self.model.interval(key, (lo, hi))
+        if not got.proved:
+            return math.inf
+        return max(0, got.lo - lo) + (0 if got.hi is None else max(0, hi - got.hi))
 
+    def _choose(self, failing: tuple, withheld: set) -> set:
+        """Return the units to withhold next for the failing count."""
+        before = self.shortfall(failing)
+        candidates = self.candidates(failing, withheld)
+        # A count can be given away twice, across groups and across its month: one unit of the
+        # same period and one of the same group may be needed together.
+        across = [u for u in candidates if u[1] == failing[1]]
+        along = [u for u in candidates if u[0] == failing[0] and u[1] != failing[1]]
+        # ...or, as the hypercube method of tau-argus does, the corners of a rectangle: another group in
+        # the same period, the same group in another period, and that group in that period.
+        open_units = set(candidates)
+        corners = [[a, b, (a[0], b[1], a[2])] for a in across for b in along if (a[0], b[1], a[2]) in open_units]
+        for trials in ([[u] for u in candidates], [[a, b] for a in across for b in along], corners):
+            best, best_gain = None, 0.0
+            for units in trials:
+                trial = withheld
+                for unit in units:
+                    trial = self._with(unit, trial)
+                self.apply(trial)
+                after = self.shortfall(failing)
+                if after == 0:
+                    return trial - withheld
+                if before - after > best_gain:
+                    best, best_gain = trial - withheld, before - after
+            if best is not None:
+                return best
+        # Still nothing: a group's units in every new period at once, the total last.
+        for group in sorted({u[0] for u in self.new_units}, key=lambda g: (g == TOTAL_ID, self.members[g], g)):
+            trial = withheld | {u for u in self.new_units if u[0] == group}
+            self.apply(trial)
+            if self.shortfall(failing) < before:
+                return trial - withheld
+        return {u for u in self.new_units if u not in withheld}
 
-def final_audit(context: _Context, withheld: dict[tuple, str]) -> AuditResult:
-    """Return the audit of everything that would be published."""
-    return _audit_keys(context, context.additive(), withheld, context.partitions())
+    def _with(self, unit: tuple, withheld: set) -> set:
+        """Return withheld plus a unit, and a main unit's results with it."""
+        group, period, kind = unit
+        extra = {unit} | ({(group, period, "results")} if kind == "main" else set())
+        return withheld | (extra & self.new_units) | {unit}
 
+    def candidates(self, failing: tuple, withheld: set) -> list[tuple]:
+        """Return the new units not yet withheld, cheapest first, in an order the registry alone fixes."""
+        group0, period0, _ = failing
+        kind0 = unit_of(failing)[2]
+        units = [u for u in self.new_units if u not in withheld and (kind0 == "results" or u[2] == "main")]
 
-def _audit_keys(context: _Context, keys, withheld, partitions, quick: bool = False) -> AuditResult:
-    """Return the audit of the published figures among keys, guarding the primary-withheld ones."""
-    published = [context.vector(k) for k in keys if k not in withheld]
-    guarded = [context.vector(k) for k in keys if withheld.get(k) in ("group", "few", "dominance")]
-    return audit(published, guarded, partitions, quick=quick)
+        def cost(unit):
+            group, period, kind = unit
+            total = group == TOTAL_ID
+            rank = (0 if group == group0 and period != period0 else
+                    1 if not total and period == period0 else
+                    2 if not total else 3 if period == period0 else 4)
+            # Among a group's own new periods its month comes first: one cell instead of a week and its partners.
+            return (rank, kind != kind0, "-W" in period, self.members.get(group, 0), group, self.starts[period], kind)
 
-
-def _priority(context: _Context, key: tuple, exposed, withheld: dict) -> tuple:
-    """Return the sort key of a figure as a candidate for secondary suppression (lowest first)."""
-    group, period_id, measure = key
-    # A group already withheld to cover another group in this measure is withheld again
-    # before a new one is, so the same partner covers a small group in every period.
-    covers_other = not {atom[0] for atom in exposed} <= set(context.groups[group]["members"])
-    partner = covers_other and any(k[0] == group and k[2] == measure and why == "secondary"
-                                   for k, why in withheld.items())
-    period = context.periods[period_id]
-    total, week = group == TOTAL_ID, period["kind"] == "week"
-    if period["kind"] == "window":
-        rank = 0
-    elif ":" in measure:
-        rank = 1
-    else:
-        rank = {(False, True): 2, (False, False): 3, (True, True): 4, (True, False): 5}[(total, week)]
-    distance = abs((parse_instant(period["start"]) - _exposed_start(context, exposed)).days)
-    contributing = context.figures[(group, period_id, "outlets_contributing")]["value"]
-    return (not partner, rank, distance, contributing, context.figures[key]["value"], key)
-
-
-def _exposed_start(context: _Context, exposed) -> datetime:
-    """Return the earliest instant of the atoms a violation exposes."""
-    starts = []
-    for _, cell, _ in exposed:
-        if isinstance(cell, int):
-            starts.append(context.cell_starts[cell])
-        else:
-            starts.append(parse_instant(context.periods[cell[2:]]["start"]))
-    return min(starts) if starts else parse_instant(context.stats["now"])
-
-
-def _publication(stats: dict, context: _Context, withheld: dict, result: AuditResult) -> dict:
-    """Return the published document: values or withheld markers, no outlet ids anywhere."""
-    texts = reasons()
-    figures: dict = defaultdict(dict)
-    for key, figure in context.figures.items():
-        group, period, measure = key
-        reason = withheld.get(key) or _derived_reason(context, figure, withheld)
-        value = {"withheld": True, "reason": texts[reason]} if reason else figure["value"]
-        figures[group].setdefault(period, {})[measure] = value
-    return {
-        "now": stats["now"],
-        "software_version": stats["software_version"],
-        "rules": {"min_outlets_per_figure": settings.MIN_OUTLETS_PER_FIGURE,
-                  "dominance_share": settings.DOMINANCE_SHARE},
-        "periods": [{k: p[k] for k in ("id", "kind", "start", "end")} for p in stats["periods"]],
-        "groups": [{k: g[k] for k in ("id", "name", "name_bn")} for g in stats["groups"]],
-        "results": stats["results"],
-        "figures": dict(figures),
-        "audit": {"passed": result.passed, "figures_checked": result.figures_checked,
-                  "figures_withheld": sum(1 for k in withheld if context.figures[k]["family"]),
-                  "outlet_subsets_checked": result.subsets_checked},
-    }
-
-
-def _derived_reason(context: _Context, figure: dict, withheld: dict) -> str | None:
-    """Return why a rate, share or median cannot be published, or None if it can.
-
-    It carries the reason of the withheld count it needs, so a share whose count
-    is never shown (request results) still says why it is missing.
-    """
-    for required in figure.get("requires", ()):
-        reason = withheld.get((figure["group"], figure["period"], required))
-        if reason:
-            return reason
-    return None
+        return sorted(units, key=cost)

@@ -1,15 +1,17 @@
-"""The time cells and reporting periods the coverage figures are counted over.
+"""The periods figures are published for: closed ISO weeks and the months they make up.
 
-Every published period (the whole record, the last 7 and 30 days, each ISO
-week) is a contiguous run of *cells*: the intervals between consecutive
-boundaries, where the boundaries are every week start plus the two window
-starts. Because each period is an exact union of cells, a figure for a period
-is an exact sum of figures for its cells, which is what lets the disclosure
-audit reason about differences between periods with linear algebra.
+Only closed periods are published, and each once: a week (Monday 00:00 to
+Monday 00:00 UTC) becomes publishable settings.PUBLISH_AFTER_HOURS after it
+ends, and a month when its last week does. A month here is a *month of
+weeks*: the ISO weeks whose Thursday falls in the calendar month (the rule
+ISO 8601 uses to give a week to a year). So every week belongs to exactly one
+month and a month's counts are exact sums of its weeks' counts, which keeps
+the published history cut into independent blocks, one a month, for the
+disclosure audit: nothing published about one month constrains another.
 
-Weeks are ISO weeks in UTC, Monday 00:00 to Monday 00:00. Periods end at
-`now`: nothing recorded after it is counted, so a replay with `--now` sees
-the record as it was then.
+Every figure is a function of the record and of fixed instants (the week's
+bounds and its publication cut-off), never of the moment a build runs, so the
+same record gives the same figures whenever they are computed.
 """
 
 from __future__ import annotations
@@ -17,42 +19,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-WINDOWS = {"7d": 7, "30d": 30}
+from collector import settings
+
 _J2000 = datetime(2000, 1, 1, 12, tzinfo=timezone.utc)  # Julian day 2451545.0
+WEEK = timedelta(days=7)
 
 
 @dataclass(frozen=True)
 class Period:
-    """One reporting period: an id, its kind, its bounds and the cells it covers."""
+    """One published period: its id, kind ('week' or 'month'), bounds, month and weeks."""
 
     id: str
-    kind: str  # "all", "window" or "week"
+    kind: str
     start: datetime
     end: datetime
-    cells: tuple[int, ...]
+    month: str  # the month (block) it belongs to; a month's own id
+    weeks: tuple[str, ...]  # the ids of the weeks it is made of (a week: itself)
 
-
-@dataclass(frozen=True)
-class Timeline:
-    """The cells (start, end) in time order and the periods built from them."""
-
-    cells: tuple[tuple[datetime, datetime], ...]
-    periods: tuple[Period, ...]
-
-    def period(self, period_id: str) -> Period:
-        """Return the period with this id."""
-        for period in self.periods:
-            if period.id == period_id:
-                return period
-        raise KeyError(period_id)
-
-    def periods_of_cell(self) -> list[list[str]]:
-        """Return, for each cell index, the ids of the periods that contain it."""
-        owners: list[list[str]] = [[] for _ in self.cells]
-        for period in self.periods:
-            for cell in period.cells:
-                owners[cell].append(period.id)
-        return owners
+    @property
+    def cutoff(self) -> datetime:
+        """Return the instant after which nothing recorded changes this period's figures."""
+        return self.end + timedelta(hours=settings.PUBLISH_AFTER_HOURS)
 
 
 def week_start(moment: datetime) -> datetime:
@@ -67,12 +54,62 @@ def week_id(start: datetime) -> str:
     return f"{year}-W{week:02d}"
 
 
+def month_of(start: datetime) -> str:
+    """Return the month of weeks ('2026-11') a week starting at start belongs to: its Thursday's."""
+    thursday = start + timedelta(days=3)
+    return f"{thursday.year}-{thursday.month:02d}"
+
+
+def weeks_of_month(month: str) -> list[datetime]:
+    """Return the starts of the ISO weeks whose Thursday falls in the month, in order."""
+    year, number = (int(part) for part in month.split("-"))
+    first = datetime(year, number, 1, tzinfo=timezone.utc)
+    # The first Thursday of the month, then back to its Monday.
+    start = week_start(first + timedelta(days=(3 - first.weekday()) % 7))
+    weeks = []
+    while month_of(start) == month:
+        weeks.append(start)
+        start += WEEK
+    return weeks
+
+
+def week(start: datetime) -> Period:
+    """Return the week period starting at start."""
+    wid = week_id(start)
+    return Period(wid, "week", start, start + WEEK, month_of(start), (wid,))
+
+
+def month(month_id: str, since: datetime | None = None) -> Period:
+    """Return the month period of the given id; with since, only its weeks from since's week on."""
+    starts = [s for s in weeks_of_month(month_id) if since is None or s >= week_start(since)]
+    return Period(month_id, "month", starts[0], starts[-1] + WEEK, month_id,
+                  tuple(week_id(s) for s in starts))
+
+
+def closed_periods(first_event: datetime | None, now: datetime) -> list[Period]:
+    """Return every period publishable by now, from the week of the first event, in publication order.
+
+    A month follows its last week. The record's first month is made of its
+    weeks from the first event's on.
+    """
+    if first_event is None:
+        return []
+    out: list[Period] = []
+    start = week_start(first_event)
+    while week(start).cutoff <= now:
+        out.append(week(start))
+        if month_of(start + WEEK) != month_of(start):
+            out.append(month(month_of(start), first_event))
+        start += WEEK
+    return out
+
+
 def julian_day(moment: datetime) -> float:
     """Return moment as a Julian day number computed exactly as SQLite's julianday() does.
 
     SQLite counts whole milliseconds and divides once; doing the same here makes
-    an observation stamped exactly at a boundary (or at now) fall on the same
-    side in SQL as in Python.
+    an observation stamped exactly at a boundary fall on the same side in SQL
+    as in Python.
     """
     milliseconds = (moment - _J2000) // timedelta(milliseconds=1)
     return (2451545 * 86400000 + milliseconds) / 86400000.0
@@ -83,54 +120,21 @@ def from_julian_day(value: float) -> datetime:
     return _J2000 + timedelta(days=value - 2451545.0)
 
 
-def build_timeline(first_event: datetime | None, now: datetime) -> Timeline:
-    """Return the cells and periods from the week of the first event up to now."""
-    now = now.astimezone(timezone.utc)
-    first = min(first_event or now, now)
-    window_starts = [now - timedelta(days=days) for days in WINDOWS.values()]
-    # Start early enough that both windows are whole unions of cells.
-    origin = week_start(min([first, *window_starts]))
-    boundaries = set(window_starts)
-    cursor = origin
-    while cursor < now:
-        boundaries.add(cursor)
-        cursor += timedelta(days=7)
-    edges = sorted(b for b in boundaries if b < now)
-    cells = tuple(zip(edges, edges[1:] + [now]))
-    periods = [Period("all", "all", edges[0], now, tuple(range(len(cells))))]
-    for name, days in WINDOWS.items():
-        start = now - timedelta(days=days)
-        periods.append(Period(name, "window", start, now, _cells_from(cells, start, now)))
-    week = week_start(first)
-    while week < now:
-        end = min(week + timedelta(days=7), now)
-        periods.append(Period(week_id(week), "week", week, end, _cells_from(cells, week, end)))
-        week += timedelta(days=7)
-    return Timeline(cells, tuple(periods))
+def bucket_sql(starts: list[datetime], column: str) -> str:
+    """Return a SQL CASE giving the index of the [starts[i], starts[i] + 7 days) holding a Julian-day column.
 
-
-def _cells_from(cells, start: datetime, end: datetime) -> tuple[int, ...]:
-    """Return the indexes of the cells that lie inside [start, end]."""
-    return tuple(i for i, (a, b) in enumerate(cells) if a >= start and b <= end and a < b)
-
-
-def cell_case_sql(timeline: Timeline, column: str) -> str:
-    """Return a SQL CASE giving the cell index of a Julian-day column (NULL outside)."""
-    starts = [julian_day(a) for a, _ in timeline.cells]
-    last = julian_day(timeline.cells[-1][1])
-    inner = _bisect_sql(column, starts, 0, len(starts))
-    return f"CASE WHEN {column} IS NULL OR {column} < {starts[0]!r} OR {column} > {last!r} THEN NULL ELSE {inner} END"
+    NULL outside every week. A binary search of nested CASEs, not a chain.
+    """
+    days = [julian_day(s) for s in starts]
+    last = julian_day(starts[-1] + WEEK)
+    inner = _bisect_sql(column, days, 0, len(days))
+    return f"CASE WHEN {column} IS NULL OR {column} < {days[0]!r} OR {column} >= {last!r} THEN NULL ELSE {inner} END"
 
 
 def _bisect_sql(column: str, starts: list[float], low: int, high: int) -> str:
-    """Return nested CASEs finding the cell in starts[low:high]: a binary search, not a chain."""
+    """Return nested CASEs finding the week in starts[low:high]."""
     if high - low == 1:
         return str(low)
     middle = (low + high) // 2
     return (f"(CASE WHEN {column} < {starts[middle]!r} THEN {_bisect_sql(column, starts, low, middle)} "
             f"ELSE {_bisect_sql(column, starts, middle, high)} END)")
-
-
-def period_cell(period_id: str) -> str:
-    """Return the cell of a whole period ("P:<period id>"): where counts that do not add over time sit."""
-    return f"P:{period_id}"

@@ -1,12 +1,13 @@
 """The static site: coverage overview, method and outlet list, in English and Bangla.
 
-Every figure on it comes from `stats_for_publication` (disclosure-controlled
-and audited); every number in the method comes from the settings module; the
-outlet list names outlets and their groups and nothing else. Links are
-relative, so the site works under any path (a GitHub Pages project site).
-Everything the pages show is in the site's stats.json, so the public site is
-built and deployed from that file alone, never from the database
-(`build_site_from_stats`).
+Every figure on it is read from the published history (history.py: closed
+periods only, each decided once, disclosure-controlled and audited), never
+from the record; every number in the method comes from the settings module;
+the outlet list names outlets and their groups and nothing else. A withheld
+figure looks the same whatever the reason. Links are relative, so the site
+works under any path (a GitHub Pages project site). Everything the pages
+show is in the site's stats.json, so the public site is built and deployed
+from that file alone, never from the database (`build_site_from_stats`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from collector import settings as default_settings
 from collector.publish import texts
 from collector.clock import parse_instant
 from collector.errors import BadArgument
-from collector.publish.disclosure import reasons
-from collector.publish.charts import line_chart
-from collector.publish.figures import RATES as RATE_DEFINITIONS, stats_for_publication
-from collector.publish.cells import TOTAL_ID, UNGROUPED_NAMES
+from collector.publish.charts import weekly_chart
+from collector.publish.figures import MEDIAN, RATES as RATE_DEFINITIONS, TOTAL_ID, UNGROUPED_NAMES
+from collector.publish.history import History
+from collector.publish.release import release
+from collector.publish.view import ALL, publication
 from collector.record.store import Store
 
 SITE_DIR = Path(__file__).resolve().parents[2] / "site"
@@ -34,14 +36,20 @@ PAGES = ("index", "method", "outlets")
 LANGS = ("en", "bn")
 SUMMARY_COLUMNS = ["outlets_monitored", "outlets_contributing", "sources_readable", "articles_listed",
                    "articles_queued", "articles_captured", "capture_rate", "articles_archived",
-                   "archive_rate", "median_delay_hours"]
+                   "archive_rate", MEDIAN]
 RATES = tuple(measure for measure, _top, _bottom in RATE_DEFINITIONS)
 SITE_KEY = "site"  # the part of stats.json that is not figures: the outlets by group, the last run
 
 
-def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module=default_settings) -> list[Path]:
-    """Return the files written: every page in both languages, the stylesheet and stats.json."""
-    return render_site(published_figures(store, now), out_dir, settings_module)
+def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module=default_settings,
+               history: History | None = None) -> list[Path]:
+    """Return the files written: every page in both languages, the stylesheet and stats.json.
+
+    The figures are the published history's. Without one (a preview, and the
+    tests of the pages) every period closed by now is decided afresh, in
+    order, as successive releases would have, and nothing is written.
+    """
+    return render_site(published_figures(store, now, history), out_dir, settings_module)
 
 
 def build_site_from_stats(stats_file: str | Path, out_dir: str | Path, settings_module=default_settings) -> list[Path]:
@@ -61,13 +69,17 @@ def build_site_from_stats(stats_file: str | Path, out_dir: str | Path, settings_
     return render_site(published, out_dir, settings_module)
 
 
-def published_figures(store: Store, now: datetime) -> dict:
+def published_figures(store: Store, now: datetime, history: History | None = None) -> dict:
     """Return everything the public site shows: the published figures, the outlets by group, the last run.
 
-    The figures are disclosure-controlled and audited (stats_for_publication);
-    the outlets are names by group, as the outlets page lists them.
+    The figures are the published history's (see build_site); the outlets
+    are names by group, as the outlets page lists them.
     """
-    pub = stats_for_publication(store, now)
+    if history is None:
+        lines = release(store, now, History.memory(), write=False).published
+    else:
+        lines = history.published.lines
+    pub = publication(lines)
     pub[SITE_KEY] = {"outlets": _outlets(store), "last_run": _last_run(store)}
     return pub
 
@@ -77,7 +89,8 @@ def render_site(published: dict, out_dir: str | Path, settings_module=default_se
     out = Path(out_dir)
     env = _environment()
     shared = {"pub": published, "settings": settings_module, "outlets": published[SITE_KEY]["outlets"],
-              "last_run": published[SITE_KEY]["last_run"], "version": settings_module.__version__}
+              "last_run": published[SITE_KEY]["last_run"], "version": settings_module.__version__,
+              "contact": _contact(settings_module.CONTACT_ADDRESS)}
     written = []
     for lang in LANGS:
         for page in PAGES:
@@ -88,7 +101,8 @@ def render_site(published: dict, out_dir: str | Path, settings_module=default_se
     static.mkdir(parents=True, exist_ok=True)
     for source in sorted((SITE_DIR / "static").iterdir()):
         written.append(Path(shutil.copyfile(source, static / source.name)))
-    written.append(_write(out / "stats.json", json.dumps(published, ensure_ascii=False, indent=1) + "\n"))
+    written.append(_write(out / "stats.json", json.dumps(published, ensure_ascii=False, indent=1, sort_keys=True)
+                          + "\n"))
     return written
 
 
@@ -108,7 +122,7 @@ def _write(path: Path, text: str) -> Path:
 
 def _language(lang: str, page: str, pub: dict, settings_module) -> dict:
     """Return the template context that depends on the page's language."""
-    fmt = Formatter(lang, pub)
+    fmt = Formatter(lang, pub, settings_module.OUTLET_UTC_OFFSET_HOURS)
     return {
         "lang": lang, "page": page, "fmt": fmt, "t": fmt.t,
         "root": "" if lang == "en" else "../",
@@ -122,10 +136,10 @@ def _language(lang: str, page: str, pub: dict, settings_module) -> dict:
 class Formatter:
     """Gives the page's language its numbers, dates and table cells."""
 
-    def __init__(self, lang: str, pub: dict):
+    def __init__(self, lang: str, pub: dict, local_offset_hours: float = 6):
         self.lang = lang
         self.pub = pub
-        self._reason_codes = {text: code for code, text in reasons().items()}
+        self.local_offset_hours = local_offset_hours
 
     def t(self, english: str, bangla: str) -> str:
         """Return the text in the page's language."""
@@ -179,6 +193,10 @@ class Formatter:
         """Return an ISO instant as a date, or a dash."""
         return texts.date(parse_instant(text), self.lang) if text else "–"
 
+    def moment(self, text: str) -> str:
+        """Return an ISO instant as date and time, in UTC and in Dhaka."""
+        return texts.moment(parse_instant(text), self.lang, self.local_offset_hours)
+
     def measure(self, measure: str) -> str:
         """Return the label of a figure."""
         english, bangla = texts.MEASURES[measure]
@@ -189,12 +207,9 @@ class Formatter:
         return texts.result_label(result, self.lang)
 
     def cell(self, value, measure: str = "") -> Markup:
-        """Return one figure for a table cell: a number, a rate, '–' or 'withheld' with its reason."""
+        """Return one figure for a table cell: a number, a rate, '–' or the one withheld marker."""
         if isinstance(value, dict) and value.get("withheld"):
-            code = self._reason_codes.get(value.get("reason"), "secondary")
-            short = self.t(*texts.WITHHELD[code]).format(n=self.num(self.pub["rules"]["min_outlets_per_figure"]))
-            return Markup('<span class="withheld">{}<small>{}</small></span>').format(
-                self.t("withheld", "গোপন রাখা হয়েছে"), short)
+            return Markup('<span class="withheld">{}</span>').format(self.t(*texts.WITHHELD))
         if value is None:
             return Markup('<span class="none" title="{}">–</span>').format(self.t("no data", "তথ্য নেই"))
         if measure in RATES or measure.startswith("share:"):
@@ -209,21 +224,24 @@ def _overview(fmt: Formatter, pub: dict) -> dict:
     figures = pub["figures"]
     weeks = [p for p in pub["periods"] if p["kind"] == "week"]
     summaries = []
-    for period_id in ("all", "30d", "7d"):
-        rows = [_row(fmt, name(g), g["id"] == TOTAL_ID, [figures[g["id"]][period_id].get(m) for m in SUMMARY_COLUMNS],
-                     SUMMARY_COLUMNS) for g in groups]
-        summaries.append({"id": period_id, "caption": fmt.t(*texts.PERIODS[period_id]), "rows": rows})
-    result_measures = [f"share:{r}" for r in pub["results"]] + ["requests"]
-    results = [_row(fmt, name(g), g["id"] == TOTAL_ID, [figures[g["id"]]["all"].get(m) for m in result_measures],
+    for period_id in [ALL, pub["latest"]["month"], pub["latest"]["week"]]:
+        if period_id is None:
+            continue
+        rows = [_row(fmt, name(g), g["id"] == TOTAL_ID,
+                     [figures[g["id"]].get(period_id, {}).get(m) for m in SUMMARY_COLUMNS], SUMMARY_COLUMNS)
+                for g in groups]
+        summaries.append({"id": period_id, "caption": _caption(fmt, pub, period_id), "rows": rows})
+    result_measures = [f"share:{r}" for r in pub["results"]] + ["requests_by_result"]
+    results = [_row(fmt, name(g), g["id"] == TOTAL_ID, [figures[g["id"]][ALL].get(m) for m in result_measures],
                     result_measures) for g in groups]
     # A group withheld in every week would be an empty line and an empty column: say so once instead.
-    shown = [g for g in groups if any(_number_or_none(figures[g["id"]][w["id"]].get("articles_captured"))
+    shown = [g for g in groups if any(_number_or_none(figures[g["id"]].get(w["id"], {}).get("articles_captured"))
                                       is not None for w in weeks)]
     plotted = [g for g in shown if g["id"] != TOTAL_ID]
     return {
         "columns": [fmt.measure(m) for m in SUMMARY_COLUMNS],
         "summaries": summaries,
-        "headline": {m: fmt.cell(figures[TOTAL_ID]["all"].get(m), m) for m in SUMMARY_COLUMNS},
+        "headline": {m: fmt.cell(figures[TOTAL_ID][ALL].get(m), m) for m in SUMMARY_COLUMNS},
         "result_columns": [fmt.result(r) for r in pub["results"]] + [fmt.t("All requests", "সব অনুরোধ")],
         "result_rows": results,
         "definitions": texts.definitions(fmt.lang, pub["rules"]["min_outlets_per_figure"],
@@ -243,12 +261,23 @@ def _row(fmt: Formatter, name: str, total: bool, values: list, measures) -> dict
     start = len(values)
     while start > 0 and isinstance(values[start - 1], dict):
         start -= 1
-    own = {v["reason"] for v in values[start:]}
-    if len(values) - start >= 2 and len(own) == 1:
-        spanned = next(m for v, m in zip(values[start:], measures[start:]) if v["reason"] in own)
+    if len(values) - start >= 2:
         return {"name": name, "total": total, "cells": cells[:start],
-                "span": fmt.cell(values[measures.index(spanned)], spanned), "span_width": len(values) - start}
+                "span": fmt.cell(values[start], measures[start]), "span_width": len(values) - start}
     return {"name": name, "total": total, "cells": cells, "span": None, "span_width": 0}
+
+
+def _caption(fmt: Formatter, pub: dict, period_id: str) -> str:
+    """Return the caption of a summary table: the whole record, a month or a week."""
+    if period_id == ALL:
+        return fmt.t(*texts.PERIODS[ALL])
+    period = next(p for p in pub["periods"] if p["id"] == period_id)
+    if period["kind"] == "week":
+        return fmt.t("Last published week: ", "সর্বশেষ প্রকাশিত সপ্তাহ: ") + _week_label(fmt, period)
+    first, last = period["weeks"][0], period["weeks"][-1]
+    return fmt.t("Last published month: ", "সর্বশেষ প্রকাশিত মাস: ") + texts.month_label(
+        period_id, fmt.lang) + " (" + _week_label(fmt, {"id": first}, True) + "–" + \
+        _week_label(fmt, {"id": last}, True) + ")"
 
 
 def _number_or_none(value):
@@ -267,19 +296,31 @@ def _week_label(fmt: Formatter, week: dict, short: bool = False) -> str:
 def _weekly(fmt: Formatter, weeks, groups, name, figures) -> list[dict]:
     """Return the rows of the weekly table: captured articles and archive rate per group."""
     return [{"label": _week_label(fmt, w), "from": fmt.date(w["start"]),
-             "captured": [fmt.cell(figures[g["id"]][w["id"]].get("articles_captured")) for g in groups],
-             "archive": [fmt.cell(figures[g["id"]][w["id"]].get("archive_rate"), "archive_rate") for g in groups]}
+             "captured": [fmt.cell(figures[g["id"]].get(w["id"], {}).get("articles_captured")) for g in groups],
+             "archive": [fmt.cell(figures[g["id"]].get(w["id"], {}).get("archive_rate"), "archive_rate")
+                         for g in groups]}
             for w in weeks]
 
 
 def _chart(fmt: Formatter, weeks, groups, name, figures, measure: str):
-    """Return the weekly line chart of one figure for every group."""
-    series = [[_number_or_none(figures[g["id"]][w["id"]].get(measure)) for w in weeks] for g in groups]
+    """Return the weekly chart of one figure for every group: lines, or bars when there is one week."""
+    series = [[_number_or_none(figures[g["id"]].get(w["id"], {}).get(measure)) for w in weeks] for g in groups]
+    labels = [_week_label(fmt, w, True) for w in weeks]
+    period = _week_label(fmt, weeks[0]) if len(weeks) == 1 else ""
+    missing = fmt.t(*texts.WITHHELD)
     if measure in RATES:
-        return line_chart([name(g) for g in groups], series, [_week_label(fmt, w, True) for w in weeks],
-                          lambda v: texts.percent(v, fmt.lang), y_max=1.0)
-    return line_chart([name(g) for g in groups], series, [_week_label(fmt, w, True) for w in weeks],
-                      lambda v: fmt.num(round(v)))
+        return weekly_chart([name(g) for g in groups], series, labels,
+                            lambda v: texts.number(round(v * 100), fmt.lang) + "%", y_max=1.0, period=period,
+                            missing=missing, value_label=fmt.percent)
+    return weekly_chart([name(g) for g in groups], series, labels, lambda v: fmt.num(round(v)), whole=True,
+                        period=period, missing=missing)
+
+
+def _contact(address: str) -> dict:
+    """Return the contact address as a link: mailto: for an e-mail address, else the address itself."""
+    if "@" in address and "://" not in address:
+        return {"href": f"mailto:{address}", "text": address}
+    return {"href": address, "text": address.split("://", 1)[-1].rstrip("/")}
 
 
 def _outlets(store: Store) -> list[dict]:

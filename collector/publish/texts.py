@@ -6,7 +6,7 @@ Numbers on Bangla pages use Bangla digits and South Asian digit grouping
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 BN_DIGITS = str.maketrans("0123456789", "০১২৩৪৫৬৭৮৯")
 MONTHS = {
@@ -33,25 +33,41 @@ MEASURES = {
     "capture_rate": ("Capture rate", "সংগ্রহের হার"),
     "articles_archived": ("Captured with an archive copy", "আর্কাইভ-অনুলিপিসহ সংগৃহীত"),
     "archive_rate": ("Archive rate", "আর্কাইভের হার"),
-    "median_delay_hours": ("Median hours from listing to capture", "তালিকা থেকে সংগ্রহ পর্যন্ত মধ্যমা সময় (ঘণ্টা)"),
+    "median_delay_minutes": ("Median minutes from listing to capture", "তালিকা থেকে সংগ্রহ পর্যন্ত মধ্যমা সময় (মিনিট)"),
     "requests": ("Requests made", "পাঠানো অনুরোধ"),
+    "requests_by_result": ("Requests made", "পাঠানো অনুরোধ"),
 }
 PERIODS = {
-    "all": ("Whole record", "পুরো নথি"),
-    "30d": ("Last 30 days", "শেষ ৩০ দিন"),
-    "7d": ("Last 7 days", "শেষ ৭ দিন"),
+    "all": ("Whole record: the sum of the published weeks", "পুরো নথি: প্রকাশিত সপ্তাহগুলোর যোগফল"),
 }
-# Short labels of the withholding reasons (disclosure.reasons() keys) for table cells.
-WITHHELD = {
-    "group": ("fewer than {n} outlets", "{n}টির কম সংবাদমাধ্যম"),
-    "few": ("fewer than {n} outlets", "{n}টির কম সংবাদমাধ্যম"),
-    "dominance": ("one outlet dominates", "একটি সংবাদমাধ্যমের প্রাধান্য"),
-    "secondary": ("protects another figure", "অন্য সংখ্যা রক্ষায়"),
-}
-RESULTS_BN = {
-    "ok": "সফল", "not_found": "পাওয়া যায়নি", "gone": "সরানো হয়েছে", "server_error": "সার্ভারের ত্রুটি",
-    "timeout": "সময়সীমা পেরিয়েছে", "connection_error": "সংযোগ-ত্রুটি", "challenge": "যাচাই-পাতা",
-    "robots_disallowed": "robots.txt-এ নিষেধ", "redirect": "রিডাইরেক্ট", "rate_limited": "অনুরোধ-সীমা",
+# The one marker of a withheld figure, whatever the reason (the method page explains the rules).
+WITHHELD = ("withheld", "গোপন রাখা হয়েছে")
+# Request results (the fetcher's words for what a request met): result -> (English, Bangla).
+# tests/publish/test_bangla.py derives every result name from collector/net/ and fails on one missing here.
+RESULTS = {
+    "ok": ("OK", "সফল"),
+    "not_modified": ("Not modified (304)", "অপরিবর্তিত (৩০৪)"),
+    "redirect": ("Redirect", "পুনর্নির্দেশ"),
+    "not_found": ("Not found (404)", "পাওয়া যায়নি (৪০৪)"),
+    "gone": ("Gone (410)", "সরিয়ে ফেলা (৪১০)"),
+    "rate_limited": ("Too many requests (429)", "অনুরোধের সীমা পার (৪২৯)"),
+    "server_error": ("Server error (5xx)", "সার্ভারের ত্রুটি"),
+    "http_error": ("Other HTTP error", "অন্যান্য এইচটিটিপি ত্রুটি"),
+    "timeout": ("Timed out", "সময় পেরিয়ে গেছে"),
+    "connection_error": ("Connection failed", "সংযোগ হয়নি"),
+    "too_large": ("Too large", "আকারে খুব বড়"),
+    "content_error": ("Unreadable content", "পড়া যায় না এমন বিষয়বস্তু"),
+    "challenge": ("Browser check (challenge)", "ব্রাউজার-যাচাইয়ের পাতা"),
+    "blocked": ("Blocked by the site", "সাইট আটকে দিয়েছে"),
+    "robots_disallowed": ("Disallowed by robots.txt", "robots.txt-এ নিষেধ"),
+    "robots_unreachable": ("robots.txt unreachable", "robots.txt পড়া যায়নি"),
+    "allowed": ("Allowed by robots.txt", "robots.txt-এ অনুমতি আছে"),
+    "invalid_url": ("Invalid address", "অচল ঠিকানা"),
+    "blocked_address": ("Address not fetched (private network)", "যে ঠিকানায় যাওয়া হয় না (ব্যক্তিগত নেটওয়ার্ক)"),
+    "redirect_loop": ("Redirect loop", "পুনর্নির্দেশের চক্র"),
+    "too_many_redirects": ("Too many redirects", "অতিরিক্ত পুনর্নির্দেশ"),
+    # The collector's own failure on one address (collector/net/fetcher.py: recorded, never raised).
+    "client_error": ("Collector error", "সংগ্রাহকের নিজের ত্রুটি"),
 }
 
 
@@ -83,6 +99,12 @@ def _group_south_asian(whole: str) -> str:
     return ",".join([head] + pairs + [tail])
 
 
+def month_label(month_id: str, lang: str) -> str:
+    """Return 'November 2026' or 'নভেম্বর ২০২৬' for a month id '2026-11'."""
+    year, number = month_id.split("-")
+    return digits(f"{MONTHS[lang][int(number) - 1]} {year}", lang)
+
+
 def percent(value: float, lang: str) -> str:
     """Return a share as a percentage with one decimal."""
     return number(round(value * 100, 1), lang, 1) + "%"
@@ -91,6 +113,17 @@ def percent(value: float, lang: str) -> str:
 def date(moment: datetime, lang: str) -> str:
     """Return a date as '26 November 2026' or '২৬ নভেম্বর ২০২৬'."""
     return digits(f"{moment.day} {MONTHS[lang][moment.month - 1]} {moment.year}", lang)
+
+
+def moment(instant: datetime, lang: str, local_offset_hours: float) -> str:
+    """Return '1 December 2026, 08:24 UTC (14:24 in Dhaka)' or its Bangla, to the minute."""
+    local = instant + timedelta(hours=local_offset_hours)
+    utc, dhaka = instant.strftime("%H:%M"), local.strftime("%H:%M")
+    if local.date() != instant.date():  # past midnight in Dhaka: say which day
+        dhaka = f"{local.day} {MONTHS[lang][local.month - 1]}, {dhaka}"
+    if lang == "bn":
+        return f"{date(instant, lang)}, ইউটিসি {digits(utc, lang)} (ঢাকায় {digits(dhaka, lang)})"
+    return f"{date(instant, lang)}, {utc} UTC ({dhaka} in Dhaka)"
 
 
 def duration(amount: float, unit: str, lang: str) -> str:
@@ -139,10 +172,10 @@ def listing(items: list[str], lang: str) -> str:
 
 
 def result_label(result: str, lang: str) -> str:
-    """Return a request result as words."""
-    if lang == "bn":
-        return RESULTS_BN.get(result, result)
-    return result.replace("_", " ")
+    """Return a request result as words; a name not in RESULTS (a new one) as 'other result' in Bangla."""
+    if result in RESULTS:
+        return RESULTS[result][0 if lang == "en" else 1]
+    return "অন্য ফলাফল" if lang == "bn" else result.replace("_", " ").capitalize()
 
 
 def definitions(lang: str, least: int, share: float) -> list[tuple[str, str]]:
@@ -163,29 +196,23 @@ def definitions(lang: str, least: int, share: float) -> list[tuple[str, str]]:
          "একই সময়ে সংগৃহীত নিবন্ধকে সারিতে রাখা নিবন্ধ দিয়ে ভাগ। এক সময়ের শেষে সারিতে রাখা নিবন্ধ পরের সময়ে সংগৃহীত হলে হারটি ১০০%-এর বেশি হতে পারে।"),
         ("archive_rate", "The share of captured articles that have at least one copy confirmed by the Internet Archive.",
          "সংগৃহীত নিবন্ধের মধ্যে যতগুলোর অন্তত একটি অনুলিপি ইন্টারনেট আর্কাইভ নিশ্চিত করেছে, তার অনুপাত।"),
-        ("median_delay_hours", "Half of the period's captures came sooner than this after their address first appeared in a listing, half later.",
-         "ঠিকানা প্রথম তালিকায় আসার পর ওই সময়ের অর্ধেক সংগ্রহ এর চেয়ে কম সময়ে, বাকি অর্ধেক বেশি সময়ে হয়েছে।"),
+        ("median_delay_minutes", "Half of the period's captures came sooner than this after their address first appeared in a listing, half later. Shown only where every group and week it is computed from is shown.",
+         "ঠিকানা প্রথম তালিকায় আসার পর ওই সময়ের অর্ধেক সংগ্রহ এর চেয়ে কম সময়ে, বাকি অর্ধেক বেশি সময়ে হয়েছে। যে গোষ্ঠী ও সপ্তাহগুলো থেকে এটি হিসাব করা হয় তার সবই দেখানো হলে তবেই এটি দেখানো হয়।"),
     ]
     out = [(MEASURES[m][0 if lang == "en" else 1], en if lang == "en" else bn) for m, en, bn in pairs]
     withheld = [
-        ("withheld: " + WITHHELD["group"][0].format(n=n),
-         f"The group had fewer than {n} outlets contributing captures in the period, or the figure came from fewer than {n} outlets.",
-         "গোপন রাখা হয়েছে: " + WITHHELD["group"][1].format(n=n),
-         f"ওই সময়ে গোষ্ঠীর {n}টির কম সংবাদমাধ্যম থেকে সংগ্রহ হয়েছে, অথবা সংখ্যাটি {n}টির কম সংবাদমাধ্যম থেকে এসেছে।"),
-        ("withheld: " + WITHHELD["dominance"][0],
-         f"One outlet made more than {pct} of the figure, so it would in effect describe that outlet.",
-         "গোপন রাখা হয়েছে: " + WITHHELD["dominance"][1],
-         f"সংখ্যাটির {pct}-এর বেশি একটি সংবাদমাধ্যমের, তাই এটি কার্যত সেই সংবাদমাধ্যমেরই সংখ্যা হয়ে যেত।"),
-        ("withheld: " + WITHHELD["secondary"][0],
-         "Withheld so that a withheld figure cannot be worked out by adding or subtracting published ones.",
-         "গোপন রাখা হয়েছে: " + WITHHELD["secondary"][1],
-         "প্রকাশিত সংখ্যা যোগ-বিয়োগ করে যাতে গোপন রাখা কোনো সংখ্যা বের করা না যায়, সে জন্য এটিও গোপন রাখা হয়েছে।"),
+        ("withheld",
+         f"A figure is withheld where it could single out one or two outlets: when fewer than {n} outlets of a group contributed captures, when one outlet made more than {pct} of a count, or to keep such a figure from being worked out from the published ones. The mark is the same whatever the reason; the method explains the rules.",
+         "গোপন রাখা হয়েছে",
+         f"যেখানে কোনো সংখ্যা এক বা দুটি সংবাদমাধ্যমকে আলাদা করে চিনিয়ে দিতে পারে, সেখানে তা গোপন রাখা হয়: কোনো গোষ্ঠীর {n}টির কম সংবাদমাধ্যম থেকে সংগ্রহ হলে, কোনো সংখ্যার {pct}-এর বেশি একটি সংবাদমাধ্যমের হলে, অথবা প্রকাশিত সংখ্যা থেকে এমন কোনো সংখ্যা যাতে বের করা না যায় সে জন্য। কারণ যা-ই হোক, চিহ্ন একই; নিয়মগুলো পদ্ধতি পাতায় বলা আছে।"),
         ("Rates and medians",
-         "A rate or median is shown only where every count it is computed from is shown; otherwise it gives that count's reason.",
+         "A rate or median is shown only where every count it is computed from is shown.",
          "হার ও মধ্যমা",
-         "কোনো হার বা মধ্যমা দেখানো হয় কেবল তখনই, যখন যে সংখ্যাগুলো থেকে তা হিসাব করা হয় সেগুলোর সবই দেখানো হয়; তা না হলে সেই সংখ্যার কারণটিই দেখানো হয়।"),
-        ("Weeks", "Weeks run Monday to Sunday in UTC (ISO weeks); the last 7 and 30 days end at the time of the figures.",
-         "সপ্তাহ", "সপ্তাহ ধরা হয় ইউটিসি সময়ে সোমবার থেকে রবিবার (আইএসও সপ্তাহ); শেষ ৭ ও ৩০ দিন সংখ্যাগুলোর সময়ে শেষ হয়।"),
+         "কোনো হার বা মধ্যমা দেখানো হয় কেবল তখনই, যখন যে সংখ্যাগুলো থেকে তা হিসাব করা হয় সেগুলোর সবই দেখানো হয়।"),
+        ("Weeks and months",
+         "Weeks run Monday to Sunday in UTC (ISO weeks). A month is the weeks whose Thursday falls in it. A week is published a day after it ends, a month with its last week, and neither changes afterwards.",
+         "সপ্তাহ ও মাস",
+         "সপ্তাহ ধরা হয় ইউটিসি সময়ে সোমবার থেকে রবিবার (আইএসও সপ্তাহ)। যে সপ্তাহগুলোর বৃহস্পতিবার কোনো মাসে পড়ে, সেগুলো নিয়ে সেই মাস। সপ্তাহ শেষ হওয়ার এক দিন পর তা প্রকাশ করা হয়, মাস প্রকাশ হয় তার শেষ সপ্তাহের সঙ্গে; এরপর কোনোটিই আর বদলায় না।"),
     ]
     out += [(en_term, en) if lang == "en" else (bn_term, bn) for en_term, en, bn_term, bn in withheld]
     return out

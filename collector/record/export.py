@@ -42,6 +42,10 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
     With warc_dir, first records the size and SHA-256 of every WARC file the
     new requests point at (table warc_files), so the file is exported with them.
     """
+    if getattr(store, "tampering", None):
+        raise ExportError(f"export refused: the database was tampered with ({'; '.join(store.tampering)}). "
+                          "Compare it with the record (export verify --db), then rebuild it from the record "
+                          "or restore its triggers (export restore-triggers --operator NAME --reason TEXT)")
     out = Path(out_dir)
     now = now or Clock().now()
     last = last_batch(out)
@@ -196,12 +200,13 @@ def _encode_listing(conn, group: list[dict], content: list[str], bases: dict) ->
 def _base_listing(conn, listing_id: int, source, content: list[str]) -> tuple[int | None, list[tuple]]:
     if source is None:
         return None, []
-    row = conn.execute("SELECT id FROM listings WHERE outlet_id = ? AND url = ? AND id < ? "
-                       "ORDER BY id DESC LIMIT 1", (*source, listing_id)).fetchone()
+    # A listing answered 304 holds no entry rows: the listing it repeats is the base.
+    row = conn.execute("SELECT COALESCE(entries_of, id) FROM listings WHERE outlet_id = ? AND url = ? "
+                       "AND id < ? ORDER BY id DESC LIMIT 1", (*source, listing_id)).fetchone()
     if row is None:
         return None, []
     quoted = ", ".join(f'"{c}"' for c in content)
-    entries = conn.execute(f"SELECT {quoted} FROM {ENTRY_TABLE} WHERE listing_id = ? "
+    entries = conn.execute(f"SELECT {quoted} FROM {ENTRY_TABLE} WHERE listing_id = ? AND id IS NOT NULL "
                            "ORDER BY position", (row[0],)).fetchall()
     return row[0], [tuple(e) for e in entries]
 

@@ -14,9 +14,11 @@ file, so its sequence starts there and its chain continues from it.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
+import secrets
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
@@ -173,15 +175,25 @@ def verify(out_dir: str | Path | list, *, tail: bool = False) -> int:
 
 
 def write_new(path: Path, text: str) -> Path:
-    """Write a file that must not exist yet, atomically (temporary name, fsync, link)."""
+    """Write a file that must not exist yet, atomically (temporary name, fsync, link).
+
+    A `.partial` left beside it by an export that was killed is never part of
+    the record (.gitignore keeps partials out of every commit): it is removed.
+    This write's own temporary file has a name no other writer uses, and is
+    removed whether the write succeeds or fails.
+    """
     if path.exists():
         raise ExportError(f"{path} exists: an export file is never rewritten")
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + PARTIAL)
-    with open(temporary, "xb") as fh:
-        fh.write(file_bytes(text, path))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.link(temporary, path)  # fails if the name appeared meanwhile; rename would overwrite
-    temporary.unlink()
+    for stale in path.parent.glob(glob.escape(path.name) + "*" + PARTIAL):
+        stale.unlink(missing_ok=True)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(4)}{PARTIAL}")
+    try:
+        with open(temporary, "xb") as fh:
+            fh.write(file_bytes(text, path))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.link(temporary, path)  # fails if the name appeared meanwhile; rename would overwrite
+    finally:
+        temporary.unlink(missing_ok=True)
     return path

@@ -21,6 +21,7 @@ reads them in order.
 
 from __future__ import annotations
 
+import glob
 import json
 import shutil
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from pathlib import Path
 from collector import settings
 from collector.clock import iso_seconds
 from collector.record.fileformat import ExportError, file_sha256, read_header
-from collector.record.folder import CONTINUES, batches, continues, last_batch, record_name
+from collector.record.folder import CONTINUES, PARTIAL, batches, continues, last_batch, record_name
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,19 @@ def repositories(prefix: str, now: datetime, months: int | None = None) -> Repos
                         repository_name(prefix, shift(period, -1, months), months), prepare)
 
 
+def since(prefix: str, first: str, now: datetime, months: int | None = None) -> list[str]:
+    """Return every period's record repository from the one labelled `first` to now's, oldest first."""
+    period = period_of(now, months)
+    names = [repository_name(prefix, period, months)]
+    while period_label(period, months) > first:
+        period = shift(period, -1, months)
+        names.append(repository_name(prefix, period, months))
+    if period_label(period, months) != first:
+        raise ExportError(f"{first!r} is not the label of a period up to now's "
+                          f"({period_label(period_of(now, months), months)}): YYYY for a year, YYYY-MM otherwise")
+    return names[::-1]
+
+
 def _months(months: int | None) -> int:
     months = settings.RECORD_REPOSITORY_MONTHS if months is None else months
     if months < 1 or 12 % months:
@@ -95,7 +109,8 @@ def due(current: str | Path) -> bool:
 def seed(previous: str | Path, current: str | Path, repository: str, now: datetime) -> Path:
     """Return the file copied after starting a new period's record folder from the last file of the one before.
 
-    `previous` needs to hold only its last file (a sparse checkout does).
+    `previous` needs to hold only its last file (a sparse checkout does);
+    its signature and timestamp tokens beside it are copied with it.
     Raises ExportError when the rollover is not due (the folder holds the
     record already) or there is nothing to continue.
     """
@@ -110,6 +125,9 @@ def seed(previous: str | Path, current: str | Path, repository: str, now: dateti
     shutil.copyfile(last, target)
     if file_sha256(target) != file_sha256(last):
         raise ExportError(f"{target}: the copy of {last} differs from it")
+    for companion in sorted(last.parent.glob(glob.escape(last.name) + ".*")):  # its signature and tokens
+        if not companion.name.endswith(PARTIAL):
+            shutil.copyfile(companion, target.parent / companion.name)
     link = {"repository": repository, "file": record_name(last), "batch": header["batch"],
             "sha256": file_sha256(target), "rolled_over_at": iso_seconds(now)}
     (Path(current) / CONTINUES).write_text(json.dumps(link, indent=1) + "\n", encoding="utf-8")

@@ -9,7 +9,8 @@ kept apart and may change.
 from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
-from collector.record.views import FIRST_SHOWING, V4, V5, snapshots_insert_trigger
+from collector.record.ledger_schema import V9
+from collector.record.views import FIRST_SHOWING, V4, V5, V10, snapshots_insert_trigger
 
 # Tables whose rows are observations: never updated, never deleted.
 APPEND_ONLY_TABLES = (
@@ -26,6 +27,8 @@ APPEND_ONLY_TABLES = (
     "events",
     "run_finishes",
     "vantage_differences",
+    "request_intents",
+    "operator_actions",
 )
 
 # Tables that store a record table kept as a view: the view is what the record,
@@ -381,4 +384,6 @@ INSERT INTO snapshots_fts (rowid, headline, text)
      WHERE {FIRST_SHOWING} ORDER BY r.id;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8)
+# Conditional requests for feeds and sitemaps: a 304 is a listing naming the
+# one whose entries it repeats (collector/record/views.py).
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10)

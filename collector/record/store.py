@@ -17,11 +17,21 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from collector.record import schema, search
-from collector.errors import TakedownWatchError
+from collector.errors import RecordWriteError, TakedownWatchError
+
+# SQLite primary result codes that say the database itself cannot be used (the
+# disk is full, the file cannot be read or written, it is damaged), not that a
+# statement is wrong: https://www.sqlite.org/rescode.html.
+UNUSABLE = {3: "SQLITE_PERM", 7: "SQLITE_NOMEM", 8: "SQLITE_READONLY", 10: "SQLITE_IOERR",
+            11: "SQLITE_CORRUPT", 13: "SQLITE_FULL", 14: "SQLITE_CANTOPEN", 26: "SQLITE_NOTADB"}
 
 
 class StoreError(TakedownWatchError):
     """The database could not be opened or migrated."""
+
+
+class StoreWriteError(RecordWriteError):
+    """The database cannot be written or read any more (a full disk, an I/O error): the run stops."""
 
 
 class Store:
@@ -62,15 +72,19 @@ class Store:
         try:
             with self.transaction():
                 current = self.schema_version()
+                had = set(self.db.table_names()) if current else set()
                 for number, script in enumerate(schema.MIGRATIONS, start=1):
                     if number > current:
                         self._executescript_in_tx(script)
                         self.conn.execute(f"PRAGMA user_version = {number}")
+                # Only a table a migration just created gets its triggers here: a
+                # trigger missing from an older table is tampering, never recreated.
                 for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
-                    if self.db[table].exists():  # a table: a view has its own triggers
+                    if table not in had and self.db[table].exists():  # a view has its own triggers
                         self._executescript_in_tx(schema.append_only_triggers(table))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot migrate database {self.path}: {exc}") from exc
+        self.tampering = trigger_problems(self.conn)
 
     def _executescript_in_tx(self, script: str) -> None:
         # executescript() would COMMIT first; run statement by statement so the
@@ -82,8 +96,13 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Yield the connection inside one IMMEDIATE transaction (re-entrant)."""
-        with self._lock:
+        """Yield the connection inside one IMMEDIATE transaction (re-entrant).
+
+        An error that makes the database unusable (disk full, I/O error)
+        raises StoreWriteError, so the run stops with a clear message instead
+        of recording every later step as a failure of the site it was about.
+        """
+        with self._lock, self._unusable():
             if self.conn.in_transaction:
                 yield self.conn
                 return
@@ -91,9 +110,24 @@ class Store:
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                # SQLite rolls a transaction back itself after some errors
+                # (SQLITE_FULL among them): a second ROLLBACK would fail and hide the first error.
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def _unusable(self) -> Iterator[None]:
+        """Turn an error that makes the database unusable into StoreWriteError, naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            code = getattr(exc, "sqlite_errorcode", None)
+            if code is None or (code & 0xFF) not in UNUSABLE:
+                raise
+            raise StoreWriteError(f"cannot write the database {self.path}: {exc} "
+                                  f"({UNUSABLE[code & 0xFF]}); the run stops, unfinished") from exc
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
         """Insert one row and return its rowid (its id, for a view that stores rows elsewhere)."""
@@ -107,12 +141,12 @@ class Store:
 
     def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         """Return every row of a read-only query."""
-        with self._lock:
+        with self._lock, self._unusable():
             return self.conn.execute(sql, params).fetchall()
 
     def one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         """Return the first row of a query, or None."""
-        with self._lock:
+        with self._lock, self._unusable():
             return self.conn.execute(sql, params).fetchone()
 
     def checkpoint(self) -> None:
@@ -155,6 +189,44 @@ def _complete_statements(script: str) -> Iterator[str]:
             buffer = ""
     if buffer.strip():
         yield buffer
+
+
+def expected_triggers() -> dict[str, str]:
+    """Return name -> SQL of every trigger a database of the latest schema has (from a fresh one)."""
+    if not _EXPECTED:
+        conn = sqlite3.connect(":memory:")
+        search.register_functions(conn)
+        try:
+            for script in schema.MIGRATIONS:
+                for statement in _split_sql(script):
+                    conn.execute(statement)
+            for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                (table,)).fetchone():
+                    for statement in _split_sql(schema.append_only_triggers(table)):
+                        conn.execute(statement)
+            _EXPECTED.update(_triggers(conn))
+        finally:
+            conn.close()
+    return dict(_EXPECTED)
+
+
+_EXPECTED: dict[str, str] = {}
+
+
+def _triggers(conn: sqlite3.Connection) -> dict[str, str]:
+    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    return {name: " ".join((sql or "").replace("IF NOT EXISTS ", "").split()) for name, sql in rows}
+
+
+def trigger_problems(conn: sqlite3.Connection) -> list[str]:
+    """Return what is wrong with the database's triggers: missing, altered or added ones (empty: none)."""
+    expected, found = expected_triggers(), _triggers(conn)
+    problems = [f"trigger {name} is missing" for name in sorted(set(expected) - set(found))]
+    problems += [f"trigger {name} is not as the schema defines it" for name in sorted(set(expected) & set(found))
+                 if expected[name] != found[name]]
+    problems += [f"trigger {name} is not part of the schema" for name in sorted(set(found) - set(expected))]
+    return problems
 
 
 def open_read_only(db: str | Path) -> sqlite3.Connection:

@@ -1,4 +1,4 @@
-"""Migrations 4 and 5: listing entries and snapshots stored once per distinct value, read through views.
+"""Migrations 4, 5 and 10: listing entries and snapshots stored once per distinct value, read through views.
 
 Feeds list the same entries hour after hour, and most revisits find a page
 unchanged. `listing_entries` and `snapshots` keep their ids, columns and
@@ -13,6 +13,19 @@ from collector.record.triggers import append_only_triggers
 _LISTING_ENTRY_COLUMNS = ("url", "url_key", "title", "published_raw", "published_utc",
                           "modified_raw", "modified_utc", "queue_reason")
 _SAME_VALUES = " AND ".join(f"v.{c} IS NEW.{c}" for c in _LISTING_ENTRY_COLUMNS[2:])
+_ENTRY_INSERT = f"""
+CREATE TRIGGER listing_entries_insert INSTEAD OF INSERT ON listing_entries BEGIN
+    INSERT INTO listing_entry_values ({", ".join(_LISTING_ENTRY_COLUMNS)})
+        SELECT {", ".join(f"NEW.{c}" for c in _LISTING_ENTRY_COLUMNS)}
+        WHERE NOT EXISTS (SELECT 1 FROM listing_entry_values v
+                           WHERE v.url_key = NEW.url_key AND v.url = NEW.url AND {_SAME_VALUES});
+    INSERT INTO listing_items (id, listing_id, position, value_id)
+        VALUES (NEW.id, NEW.listing_id, NEW.position,
+                (SELECT v.id FROM listing_entry_values v
+                  WHERE v.url_key = NEW.url_key AND v.url = NEW.url AND {_SAME_VALUES}
+                  ORDER BY v.id LIMIT 1));
+END;
+"""
 V4 = f"""
 CREATE TABLE listing_entry_values (
     id INTEGER PRIMARY KEY,
@@ -66,18 +79,7 @@ CREATE VIEW listing_entries AS
     SELECT i.id AS id, i.listing_id AS listing_id, i.position AS position,
            {", ".join(f"v.{c} AS {c}" for c in _LISTING_ENTRY_COLUMNS)}
       FROM listing_items AS i JOIN listing_entry_values AS v ON v.id = i.value_id;
-CREATE TRIGGER listing_entries_insert INSTEAD OF INSERT ON listing_entries BEGIN
-    INSERT INTO listing_entry_values ({", ".join(_LISTING_ENTRY_COLUMNS)})
-        SELECT {", ".join(f"NEW.{c}" for c in _LISTING_ENTRY_COLUMNS)}
-        WHERE NOT EXISTS (SELECT 1 FROM listing_entry_values v
-                           WHERE v.url_key = NEW.url_key AND v.url = NEW.url AND {_SAME_VALUES});
-    INSERT INTO listing_items (id, listing_id, position, value_id)
-        VALUES (NEW.id, NEW.listing_id, NEW.position,
-                (SELECT v.id FROM listing_entry_values v
-                  WHERE v.url_key = NEW.url_key AND v.url = NEW.url AND {_SAME_VALUES}
-                  ORDER BY v.id LIMIT 1));
-END;
-""" + append_only_triggers("listing_entries", view=True)
+{_ENTRY_INSERT}""" + append_only_triggers("listing_entries", view=True)
 
 # Snapshot text stored once per article and distinct text. Most revisits find
 # the page's text unchanged; kept whole, every revisit's copy made snapshots
@@ -141,3 +143,28 @@ INSERT INTO snapshots_fts (rowid, headline, text)
     SELECT r.id, r.headline, t.text FROM snapshot_rows AS r LEFT JOIN snapshot_texts AS t ON t.id = r.text_id
      WHERE {FIRST_SHOWING} ORDER BY r.id;
 """ + append_only_triggers("snapshots", view=True)
+
+# Conditional requests for feeds and sitemaps (issue 18). A source answered
+# 304 Not Modified is recorded as a listing like any other, whose complete
+# entry list is the one of the listing it names (entries_of): nothing of it is
+# stored again, and the view lists those entries under the new listing, with
+# no id of their own (they are not rows of the record) and no queue reason
+# (nothing is queued from a listing whose entries were all seen before).
+# The validators a later request sends come from the response that gave the
+# entries: requests now keeps each response's ETag and Last-Modified.
+_ENTRY_VALUES = ", ".join(f"v.{c} AS {c}" for c in _LISTING_ENTRY_COLUMNS if c != "queue_reason")
+V10 = f"""
+ALTER TABLE requests ADD COLUMN etag TEXT;           -- the response's ETag, for a later If-None-Match
+ALTER TABLE requests ADD COLUMN last_modified TEXT;  -- its Last-Modified, for a later If-Modified-Since
+ALTER TABLE listings ADD COLUMN entries_of INTEGER REFERENCES listings(id);  -- a 304: whose entries it repeats
+CREATE INDEX listings_entries_of ON listings(entries_of) WHERE entries_of IS NOT NULL;
+DROP VIEW listing_entries;
+CREATE VIEW listing_entries AS
+    SELECT i.id AS id, i.listing_id AS listing_id, i.position AS position,
+           {", ".join(f"v.{c} AS {c}" for c in _LISTING_ENTRY_COLUMNS)}
+      FROM listing_items AS i JOIN listing_entry_values AS v ON v.id = i.value_id
+    UNION ALL
+    SELECT NULL AS id, l.id AS listing_id, i.position AS position, {_ENTRY_VALUES}, NULL AS queue_reason
+      FROM listings AS l JOIN listing_items AS i ON i.listing_id = l.entries_of
+      JOIN listing_entry_values AS v ON v.id = i.value_id;
+{_ENTRY_INSERT}""" + append_only_triggers("listing_entries", view=True)

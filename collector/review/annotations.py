@@ -19,11 +19,11 @@ import os
 import re
 import secrets
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from collector.errors import BadArgument, TakedownWatchError
+from collector.evidence import sshsig
 
 NAMESPACE = "takedownwatch-annotation"
 DEFAULT_DIR = "data/annotations"
@@ -32,45 +32,36 @@ VERDICTS = ("approved", "rejected")
 # A principal is matched against patterns in allowed_signers; a plain name
 # keeps '*', '?', ',' and spaces out of it and out of file contents.
 AUTHOR = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}\Z")
-_FINGERPRINT = re.compile(r"key (\S+:\S+)")
 
 
 class AnnotationError(TakedownWatchError):
     """An annotation could not be written, signed or verified."""
 
 
-# -- ssh-keygen ----------------------------------------------------------------------
+# -- ssh-keygen (collector/evidence/sshsig.py, under the annotations' namespace) ---------
 
 def ssh_keygen() -> str:
     """Return the path of ssh-keygen (OpenSSH 8.0 or later signs files)."""
-    found = shutil.which("ssh-keygen")
-    if found is None:
-        raise AnnotationError("ssh-keygen is needed to sign and verify annotations (OpenSSH 8.0 or later)")
-    return found
+    try:
+        return sshsig.ssh_keygen()
+    except sshsig.SignatureError as exc:
+        raise AnnotationError(f"{exc} to sign and verify annotations") from exc
 
 
 def sign(path: Path, key: str | Path) -> Path:
     """Return the path of the signature ssh-keygen writes beside `path`."""
-    done = subprocess.run([ssh_keygen(), "-q", "-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(path)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise AnnotationError(f"signing with {key} failed: {done.stderr.strip()}")
-    return Path(f"{path}.sig")
+    try:
+        return sshsig.sign(path, key, NAMESPACE)
+    except sshsig.SignatureError as exc:
+        raise AnnotationError(str(exc)) from exc
 
 
 def verify(path: Path, principal: str, allowed_signers: Path) -> str:
     """Return the signing key's fingerprint when `path`.sig is a good signature by `principal`."""
-    signature = Path(f"{path}.sig")
-    if not signature.exists():
-        raise AnnotationError(f"{path.name} has no signature {signature.name}")
-    with open(path, "rb") as data:
-        done = subprocess.run([ssh_keygen(), "-Y", "verify", "-f", str(allowed_signers), "-I", principal,
-                               "-n", NAMESPACE, "-s", str(signature)], stdin=data, capture_output=True, text=True)
-    if done.returncode != 0:
-        why = (done.stderr or done.stdout).strip().splitlines()
-        raise AnnotationError(f"{path.name}: no good signature by {principal}: {why[-1] if why else 'refused'}")
-    found = _FINGERPRINT.search(done.stdout)
-    return found.group(1) if found else "unknown"
+    try:
+        return sshsig.verify(path, principal, allowed_signers, NAMESPACE)
+    except sshsig.SignatureError as exc:
+        raise AnnotationError(str(exc)) from exc
 
 
 # -- documents -------------------------------------------------------------------------

@@ -116,3 +116,48 @@ def test_unwritable_database_is_an_error(loopback_outlet, tmp_path):
     result = invoke("run", "--db", str(blocker / "r.db"), "--outlets", str(registry), "--min-interval", "0.05")
     assert result.exit_code == 1
     assert "cannot open database" in result.output
+
+
+FULL_DISK = """
+import sys
+from collector.cli import main
+from collector.record.store import Store
+
+SPARE = int(sys.argv.pop(1))
+
+def open_store(db):
+    store = Store(db)
+    # In WAL mode pages reach the file only at a checkpoint; with a rollback journal every
+    # commit writes the file, so the limit below is met during the run.
+    store.conn.execute("PRAGMA journal_mode = DELETE")
+    store.conn.execute("VACUUM")  # no free pages left over from the migrations: growth needs new ones
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    # SQLite's own limit on the file's size: past it every write fails with SQLITE_FULL,
+    # "database or disk is full", exactly as on a full disk.
+    store.conn.execute(f"PRAGMA max_page_count = {pages + SPARE}")
+    return store
+
+main.open_store = open_store
+main.main()
+"""
+
+
+@pytest.mark.parametrize("spare_pages", [0, 1, 6])
+def test_a_full_disk_ends_the_run_with_a_clear_message_and_no_finished_row(loopback_outlet, tmp_path,
+                                                                            spare_pages):
+    import subprocess
+    import sys
+
+    host, registry = loopback_outlet
+    host.routes["/*"] = replica.article_route(replica.article_page(), host.base)  # captures fill pages
+    db = tmp_path / "r.db"
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(spare_pages), "run", *common(tmp_path, registry),
+                           "--min-interval", "0.05"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "cannot write the database" in done.stderr and "database or disk is full" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 3, done.stderr
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM run_finishes").fetchone()[0] == 0
+    if spare_pages:  # the disk filled during the run: its row is there, unfinished
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    conn.close()

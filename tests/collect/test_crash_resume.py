@@ -71,14 +71,44 @@ def replica_outlet(farm: Farm) -> Host:
     return host
 
 
+@dataclass
+class Outlets:
+    """The registry file text of the outlets, and their hosts (which log every request they see)."""
+
+    registry: str
+    hosts: list[Host]
+
+    def marks(self) -> list[int]:
+        """Return how many requests each host has seen so far."""
+        return [len(h.seen) for h in self.hosts]
+
+    def seen(self, since: list[int] | None = None) -> list[tuple[str, str, str]]:
+        """Return (host, method, target) of every request the servers saw (after the marks given)."""
+        since = since or [0] * len(self.hosts)
+        return [(h.netloc, s.method, s.path) for h, n in zip(self.hosts, since) for s in list(h.seen)[n:]]
+
+
 @pytest.fixture(scope="module")
 def outlets():
-    """Return the registry file text of four outlets served from this process."""
+    """Return four outlets served from this process."""
     farm = Farm()
     hosts = {name: quiet_outlet(farm, ARTICLES_PER_OUTLET) for name in ("alpha", "beta", "gamma")}
     hosts["delta"] = replica_outlet(farm)
-    yield replica.registry_toml(hosts)
+    yield Outlets(replica.registry_toml(hosts), list(hosts.values()))
     hostile.close_all(farm)
+
+
+def unlogged_requests(seen: list[tuple[str, str, str]], db: Path) -> list[tuple[str, str, str]]:
+    """Return the requests the servers saw that have no ledger row (each one as often as it is missing)."""
+    from collections import Counter
+    from urllib.parse import urlsplit
+
+    logged = Counter()
+    for method, url in rows(db, "SELECT method, url FROM requests WHERE sent = 1"):
+        parts = urlsplit(url)
+        logged[(parts.netloc, method, (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))] += 1
+    missing = Counter(seen) - logged
+    return sorted(missing.elements())
 
 
 # -- torn WARC records --------------------------------------------------------------------
@@ -337,7 +367,7 @@ def assert_warcs_sound(collection: Collection) -> int:
 def test_twenty_sigkills_then_a_complete_run_leave_the_record_an_uninterrupted_run_makes(
         outlets, tmp_path):
     registry = tmp_path / "outlets.toml"
-    registry.write_text(outlets, encoding="utf-8")
+    registry.write_text(outlets.registry, encoding="utf-8")
     (tmp_path / "reference").mkdir()
     (tmp_path / "killed").mkdir()
     reference = Collection(tmp_path / "reference", registry)
@@ -348,6 +378,8 @@ def test_twenty_sigkills_then_a_complete_run_leave_the_record_an_uninterrupted_r
     # captures and the end of the work, not just its first seconds.
     budget = whole / 4
 
+    assert unlogged_requests(outlets.seen(), reference.db) == []
+    before = outlets.marks()
     killed = Collection(tmp_path / "killed", registry)
     rng = random.Random(SEED)
     while sum(r["killed"] for r in killed.runs) < KILLS:
@@ -357,6 +389,15 @@ def test_twenty_sigkills_then_a_complete_run_leave_the_record_an_uninterrupted_r
             budget = run["seconds"]
     killed.run()
     assert not killed.runs[-1]["killed"]
+    # Every request a server saw across the kills is in the ledger: its intent was
+    # committed before it was sent, and the next run closed it as interrupted.
+    seen = outlets.seen(before)
+    assert unlogged_requests(seen, killed.db) == []
+    assert rows(killed.db, "SELECT COUNT(*) FROM request_intents i WHERE NOT EXISTS "
+                           "(SELECT 1 FROM requests r WHERE r.intent_id = i.id)") == [(0,)]
+    interrupted = rows(killed.db, "SELECT warc_file IS NOT NULL FROM requests WHERE result = 'interrupted'")
+    print(f"\n{KILLS} kills: {len(seen)} requests seen by the servers, 0 without a ledger row; "
+          f"{len(interrupted)} closed as interrupted ({sum(r[0] for r in interrupted)} from their WARC record)")
 
     for collection in (reference, killed):
         assert_record_sound(collection.db)

@@ -115,6 +115,9 @@ def test_reduced_interval_refused_for_non_loopback():
     (Reply(403), "ok", True),
     (Reply(500), "robots_unreachable", False),
     (Reply(503), "robots_unreachable", False),
+    # Our one departure from RFC 9309 2.3.1.3 (a 4xx MAY mean no rules): a 429
+    # is a server asking us to slow down, unreachable as Google reads it.
+    (Reply(429), "robots_unreachable", False),
 ])
 def test_robots_status_codes(farm, make_ctx, robots_reply, expected_result, page_requested):
     host = farm.add({"/robots.txt": robots_reply, "/page": PAGE})
@@ -342,3 +345,147 @@ def test_user_agent_identifies_us(farm, make_ctx):
     agents = {s.headers.get("User-Agent") for s in host.seen}
     assert agents == {settings.USER_AGENT}
     assert "TakedownWatch" in settings.USER_AGENT and "activaterights.org" in settings.USER_AGENT
+
+
+# -- failures classified as urllib3 raises them ------------------------------------
+
+def test_a_refused_connection_is_a_connection_error_not_a_timeout(make_ctx):
+    # urllib3 2.x raises NewConnectionError for ECONNREFUSED, and NewConnectionError
+    # subclasses ConnectTimeoutError (urllib3/exceptions.py; requests' adapter
+    # checks for it before calling anything a ConnectTimeout, requests/adapters.py).
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ctx = make_ctx()
+    response = ctx.fetcher.get(f"http://127.0.0.1:{port}/p", purpose="test", robots=False)
+    assert response.result == "connection_error"
+    assert "NewConnectionError" in response.detail
+    assert [r["result"] for r in rows(ctx)] == ["connection_error"] * settings.MAX_ATTEMPTS
+
+
+# -- credentials stay with their origin ---------------------------------------------
+
+SECRETS = {"Authorization": "LOW key:secret", "Cookie": "session=1", "Proxy-Authorization": "Basic eA=="}
+
+
+def test_credentials_are_dropped_on_a_redirect_to_another_host_and_kept_on_the_same(farm, make_ctx):
+    elsewhere = farm.add({"/robots.txt": Reply(404), "/landing": PAGE})
+    archive = farm.add({"/robots.txt": Reply(404), "/save": redirect("/status"),
+                        "/status": redirect(elsewhere.url("/landing")), })
+    ctx = make_ctx()
+    response = ctx.fetcher.request("POST", archive.url("/save"), purpose="archive", robots=False,
+                                   data={"url": "x"}, headers=SECRETS)
+    assert response.ok
+    same_host = [s.headers for s in archive.seen if s.path in ("/save", "/status")]
+    assert all(h.get("Authorization") == "LOW key:secret" and h.get("Cookie") for h in same_host)
+    landing = [s.headers for s in elsewhere.seen if s.path == "/landing"][0]
+    assert not {k.lower() for k in landing} & {"authorization", "cookie", "proxy-authorization"}
+
+
+@pytest.mark.parametrize("old, new", [
+    # The cases of requests' own tests of should_strip_auth (tests/test_requests.py).
+    ("http://example.com/foo", "http://another.example.com/"),
+    ("http://example.com/foo", "https://example.com/bar"),
+    ("http://example.com:80/foo", "https://example.com/bar"),
+    ("http://example.com/foo", "https://example.com:443/bar"),
+    ("https://example.com/foo", "http://example.com/bar"),
+    ("http://example.com:8080/foo", "https://example.com/bar"),
+    ("http://example.com/foo", "https://example.com:8443/bar"),
+    ("https://example.com:443/foo", "https://example.com/bar"),
+    ("http://example.com:80/foo", "http://example.com/bar"),
+    ("https://example.com/foo", "https://example.com:8443/bar"),
+    ("http://example.com/foo", "http://example.com:8000/bar"),
+    ("https://web.archive.org/save", "https://web.archive.org/web/2026/x"),
+])
+def test_the_origin_rule_is_requests_own(old, new):
+    import requests
+
+    from collector.net.fetcher import strips_credentials
+
+    assert strips_credentials(old, new) == requests.Session().should_strip_auth(old, new)
+
+
+def test_a_warc_file_that_cannot_be_written_stops_the_run_not_the_address(farm, make_ctx, monkeypatch):
+    import errno
+
+    from collector.errors import RecordWriteError
+
+    host = farm.add({"/robots.txt": Reply(404), "/p": PAGE})
+    ctx = make_ctx()
+
+    def full(_data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ctx.warc._file, "write", full)
+    with pytest.raises(RecordWriteError, match="No space left on device"):
+        ctx.fetcher.get(host.url("/p"), purpose="test")
+    assert "client_error" not in {r["result"] for r in rows(ctx)}
+
+
+# -- retries wait in the host's queue, not in its thread ------------------------------------
+
+def test_a_retry_waits_in_the_queue_while_the_hosts_other_addresses_go_on(farm, make_ctx):
+    host = farm.add({"/robots.txt": Reply(404), "/flaky": sequence([Reply(503), Reply(503), PAGE]),
+                     "/down": Reply(503), "/gone": Reply(410), "/p*": PAGE})
+    backoff = (0.3, 0.6)
+    ctx = make_ctx(backoff=backoff)
+    paths = ["/flaky", "/down", "/gone", *[f"/p{i}" for i in range(20)]]
+    answers = dict(ctx.fetcher.fetch_each(paths, host.url, purpose="test"))
+    assert answers["/flaky"].ok and answers["/down"].result == "server_error"
+    assert answers["/gone"].result == "gone" and all(answers[f"/p{i}"].ok for i in range(20))
+    seen = host.paths_seen()
+    assert seen.count("/flaky") == seen.count("/down") == settings.MAX_ATTEMPTS and seen.count("/gone") == 1
+    times = {path: [s.at for s in host.seen if s.path == path] for path in ("/flaky", "/down")}
+    for attempts in times.values():  # the back-off is unchanged: at least 0.3 s, then 0.6 s
+        assert attempts[1] - attempts[0] >= backoff[0] - SERVER_JITTER
+        assert attempts[2] - attempts[1] >= backoff[1] - SERVER_JITTER
+    # Meanwhile the host's other addresses were asked for, one interval apart.
+    first, second = seen.index("/flaky"), len(seen) - 1 - seen[::-1].index("/flaky")
+    assert sum(p.startswith("/p") for p in seen[first:second]) >= 10
+    assert_paced(host)
+    rows_of = rows(ctx, "url = ?", (host.url("/down"),))
+    assert [r["attempt"] for r in rows_of] == [1, 2, 3]
+    # Sequential retries would have idled the host for 2 x (0.3 + 0.6) s.
+    starts = [s.at for s in host.seen]
+    assert starts[-1] - starts[0] < 2 * sum(backoff) + len(seen) * TEST_INTERVAL
+
+
+def test_a_capture_waiting_to_retry_lets_the_next_capture_go_first(farm, make_ctx, store):
+    from collector.collect.pipeline import active_outlets, run_collection
+    from collector.record.registry_mirror import sync_registry
+    from collector.registry import parse_registry
+    from testing import hostile, replica
+
+    now = replica.FEED_SNAPSHOT_TIME
+    host = hostile.add_host(farm)
+    host.routes.update(hostile.outlet_routes(host, now, ["/news/flaky", "/news/1", "/news/2"]))
+    host.routes["/news/flaky"] = sequence([Reply(503), PAGE])
+    ctx = make_ctx(now=now, backoff=(0.4, 0.8))
+    sync_registry(store, parse_registry(replica.registry_toml({"o": host})), ctx.clock)
+    run_collection(ctx, active_outlets(ctx))
+    order = [r["url"].rsplit("/", 1)[-1] for r in rows(ctx, "purpose = 'capture'")]
+    assert order == ["flaky", "1", "2", "flaky"]
+    assert store.one("SELECT COUNT(*) FROM capture_queue WHERE state = 'captured'")[0] == 3
+
+
+def test_a_failure_of_ours_after_the_intent_completes_the_intent(farm, make_ctx, monkeypatch):
+    from collector.net import wire
+
+    host = farm.add({"/robots.txt": Reply(404), "/p": PAGE, "/q": PAGE})
+    ctx = make_ctx()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug below the fetcher")
+
+    monkeypatch.setattr("collector.net.fetcher.send_once", broken)
+    response = ctx.fetcher.get(host.url("/p"), purpose="test", robots=False)
+    assert response.result == "client_error" and "a bug below the fetcher" in response.detail
+    row = rows(ctx)[-1]
+    assert row["result"] == "client_error" and row["intent_id"] is not None
+    open_intents = ctx.store.one("SELECT COUNT(*) FROM request_intents i WHERE NOT EXISTS "
+                                 "(SELECT 1 FROM requests r WHERE r.intent_id = i.id)")[0]
+    assert open_intents == 0
+    monkeypatch.setattr("collector.net.fetcher.send_once", wire.send_once)
+    assert ctx.fetcher.get(host.url("/q"), purpose="test", robots=False).ok  # and the fetcher goes on

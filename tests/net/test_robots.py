@@ -530,14 +530,39 @@ def test_rules_past_the_size_limit_are_ignored():
     assert robots.allowed(SITE + "/late")
 
 
-def test_the_line_cut_by_the_size_limit_is_dropped():
+def _crossing(rule: bytes, tail: bytes = b"", before: int = 30) -> tuple[bytes, int]:
+    """Return a body whose `rule` line starts `before` bytes short of the parsing limit, and its start."""
     head = b"User-agent: *\nDisallow: /news/\n"
-    padding = b"#" * (settings.MAX_ROBOTS_BYTES - len(head) - 30) + b"\n"
-    last_whole = b"Disallow: /a\n"
-    cut = b"Allow: /news/archive-of-2019\n"  # crosses the limit
-    body = head + padding + last_whole + cut
-    assert len(head + padding + last_whole) <= settings.MAX_ROBOTS_BYTES < len(body)
+    padding = b"#" * (settings.MAX_ROBOTS_BYTES - len(head) - before - 1) + b"\n"
+    start = len(head + padding)
+    return head + padding + rule + tail, start
+
+
+def test_the_line_that_crosses_the_size_limit_is_parsed_whole():
+    # RFC 9309 2.5: the limit is a minimum ("MUST be at least 500 KiB"); the
+    # line the limit falls in is read to its end, so its rule counts as written.
+    body, start = _crossing(b"Allow: /news/archive-of-2019\n", b"Disallow: /after-the-limit\n", before=10)
+    assert start < settings.MAX_ROBOTS_BYTES < start + len(b"Allow: /news/archive-of-2019\n")
     robots = parse_robots(body)
-    assert not robots.allowed(SITE + "/a")
-    assert not robots.allowed(SITE + "/news/archive-of-2019")
+    assert robots.allowed(SITE + "/news/archive-of-2019")
+    assert not robots.allowed(SITE + "/news/a")
+    assert robots.allowed(SITE + "/after-the-limit")  # wholly past the limit: not read
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r", b"\r\n"])
+def test_a_line_ending_exactly_at_the_limit_ends_what_is_read(ending):
+    rule = b"Disallow: /last"
+    body, start = _crossing(rule + ending, b"Disallow: /next\n", before=len(rule) + 1)
+    assert start + len(rule) + 1 == settings.MAX_ROBOTS_BYTES  # its line end is the last byte read
+    robots = parse_robots(body)
+    assert not robots.allowed(SITE + "/last")
+    assert robots.allowed(SITE + "/next")
+
+
+def test_a_crossing_line_with_no_end_in_sight_is_dropped():
+    # Past the limit a line is read to its end only within Google's longest
+    # line (2083 x 8 bytes, robots.cc kMaxLineLen); a rule cut short could
+    # allow more than the site wrote ("Allow: /news/a" of "/news/archive").
+    body, _ = _crossing(b"Allow: /news/a" + b"r" * (2 * settings.MAX_ROBOTS_LINE_BYTES) + b"\n")
+    robots = parse_robots(body)
     assert not robots.allowed(SITE + "/news/a")

@@ -1,92 +1,21 @@
-"""Disclosure control: the audit's algebra on crafted figures, and the rules on crafted records."""
+"""Disclosure control on crafted records: the rules, the protection ranges and the secondary choices."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from fractions import Fraction
 
 import pytest
 
+from collector import settings
 from collector.publish import disclosure
-from collector.publish.audit import AuditFigure, audit
-from collector.publish.disclosure import DisclosureError
-from collector.publish.linalg import Echelon
-from collector.publish.figures import compute_stats, stats_for_publication
-from testing.synthetic import NOW, SyntheticRecord, populate, week_day
+from collector.publish.disclosure import needed
+from collector.publish.history import History
+from collector.publish.release import WITHHELD, release
+from testing.synthetic import NOW, SyntheticRecord, populate
 
-W47 = NOW - timedelta(days=10, hours=12)  # Monday 16 November
-W48 = W47 + timedelta(days=7)
+LATER = NOW + timedelta(days=5)  # W45-W48 and November 2026 are closed and published
+PERIODS = ["2026-W45", "2026-W46", "2026-W47", "2026-W48", "2026-11"]
 
-
-def fig(key: str, values: dict[str, dict[int, int]], family: str = "captured") -> AuditFigure:
-    """Return an audit figure from {outlet: {cell: value}}."""
-    return AuditFigure(key, family, {(o, c, ""): v for o, cells in values.items() for c, v in cells.items()})
-
-
-A = {"a1": {0: 5}, "a2": {0: 7}}  # a group of two outlets
-B = {"b1": {0: 4}, "b2": {0: 6}, "b3": {0: 9}}
-C = {"c1": {0: 3}}
-
-
-# -- the audit on crafted figures -------------------------------------------------------
-
-def test_a_group_of_two_recovered_as_total_minus_others_is_caught():
-    result = audit([fig("total", {**A, **B}), fig("B", B)], withheld=[fig("A", A)])
-    assert not result.passed
-    checks = {v.check for v in result.violations}
-    assert checks == {"small_support", "withheld_derivable"}
-    assert all(set(v.figures) == {"total", "B"} for v in result.violations)
-
-
-def test_two_withheld_groups_with_three_outlets_together_pass():
-    result = audit([fig("total", {**A, **B, **C}), fig("B", B)], withheld=[fig("A", A), fig("C", C)])
-    assert result.passed, result.violations
-
-
-def test_a_sliver_of_a_week_exposed_by_a_window_is_caught():
-    # Cells: 0 = early part of week 47, 1 = its part inside the 7-day window, 2 = week 48.
-    week47 = {"x": {0: 2, 1: 1}, "y": {0: 1, 1: 3}, "z": {0: 4, 1: 0}}
-    week48 = {"x": {2: 1}, "y": {2: 1}, "z": {2: 1}}
-    window = {"x": {1: 1, 2: 1}, "y": {1: 3, 2: 1}, "z": {1: 0, 2: 1}}
-    figures = [fig("W47", week47), fig("W48", week48), fig("7d", window)]
-    result = audit(figures)
-    assert [v.check for v in result.violations] == ["small_support"]
-    assert set(result.violations[0].figures) == {"W48", "7d"}
-    assert {a[0] for a in result.violations[0].exposed} == {"x", "y"}
-    assert audit(figures[:2]).passed
-
-
-def test_zeros_of_a_small_group_are_guarded_but_zeros_of_a_large_one_are_not():
-    small_zero = {"a1": {0: 0}, "a2": {0: 0}}
-    large_zero = {"d1": {0: 0}, "d2": {0: 0}, "d3": {0: 0}}
-    assert not audit([fig("total", {**small_zero, **B}), fig("B", B)], withheld=[fig("A", small_zero)]).passed
-    assert audit([fig("total", {**large_zero, **B}), fig("B", B)], withheld=[fig("D", large_zero)]).passed
-
-
-def test_a_dominated_remainder_is_caught():
-    dominated = {"d1": {0: 95}, "d2": {0: 3}, "d3": {0: 2}}
-    figures = [fig("total", {**dominated, **B}), fig("B", B)]
-    result = audit(figures, partitions=[("total", ["D", "B"])])
-    assert [v.check for v in result.violations] == ["dominated_remainder"]
-    balanced = {"d1": {0: 40}, "d2": {0: 30}, "d3": {0: 30}}
-    assert audit([fig("total", {**balanced, **B}), fig("B", B)], partitions=[("total", ["D", "B"])]).passed
-
-
-def test_figures_of_separate_families_never_combine():
-    figures = [fig("total", {**A, **B}, "captured"), fig("B", B, "queued")]
-    assert audit(figures).passed
-
-
-def test_elimination_is_exact_over_the_rationals():
-    basis = Echelon({c: c for c in range(3)})
-    for n, row in enumerate(({0: 1, 1: 1}, {1: 1, 2: 1}, {0: 1, 2: 1})):
-        basis.add(row, {n: 1})
-    assert basis.rank() == 3  # over GF(2) it would be 2
-    combination = basis.contains({0: 1})
-    assert combination == {0: Fraction(1, 2), 1: Fraction(-1, 2), 2: Fraction(1, 2)}
-
-
-# -- the rules on crafted records --------------------------------------------------------
 
 def _record(store, groups: dict[str, list[str]], **options) -> SyntheticRecord:
     r = SyntheticRecord(store)
@@ -98,100 +27,115 @@ def _record(store, groups: dict[str, list[str]], **options) -> SyntheticRecord:
     return r
 
 
-def _figure(pub, group, period, measure="articles_captured"):
-    return pub["figures"][group][period][measure]
+def _lines(store, now=LATER):
+    out = release(store, now, History.memory(), write=False)
+    assert out.audit.passed, out.audit.summary()
+    return {line["period"]: line for line in out.published}, {line["period"]: line for line in out.decisions}
 
 
-def _reason(value) -> str | None:
-    codes = {text: code for code, text in disclosure.reasons().items()}
-    return codes[value["reason"]] if isinstance(value, dict) else None
+def _withheld(line, group) -> bool:
+    return line["figures"][group]["articles_captured"] == WITHHELD
 
 
-GROUPS = {"pair": ["p1", "p2"], "trio": ["t1", "t2", "t3"], "big": ["g1", "g2", "g3", "g4"]}
+def test_protection_ranges():
+    assert needed(2, True, members=2) == (0, 2)  # an outlet count: from none to min(3, members)
+    assert needed(2, True, members=18) == (0, 3)
+    assert needed(100, False, members=3) == (80, 120)  # a fifth either side
+    assert needed(6, False, members=3) == (3, 9)  # at least 3 either side
+    assert needed(1, False, members=3) == (0, 4)  # never below 0
 
 
-def test_a_group_of_two_is_withheld_with_the_smallest_other_group_and_the_total_stays(store):
-    _record(store, GROUPS)
-    pub = stats_for_publication(store, NOW)
-    for period in ("all", "7d", "30d", "2026-W48"):
-        assert _reason(_figure(pub, "pair", period)) == "group"
-        assert _reason(_figure(pub, "trio", period)) == "secondary"
-        assert isinstance(_figure(pub, "big", period), int)
-        assert isinstance(_figure(pub, "all-outlets", period), int)
-    assert pub["audit"]["passed"]
+def test_a_group_of_two_beside_three_and_four_hides_the_total_not_the_others(store):
+    _record(store, {"pair": ["p1", "p2"], "trio": ["t1", "t2", "t3"], "big": ["g1", "g2", "g3", "g4"]})
+    published, decisions = _lines(store)
+    for period in PERIODS:
+        line = published[period]
+        assert _withheld(line, "pair") and _withheld(line, "all-outlets"), period
+        assert line["figures"]["trio"]["articles_captured"] == (9 if period != "2026-11" else 36)
+        assert not _withheld(line, "big")
+        ranges = {(g, m): (lo, hi) for g, m, lo, hi in decisions[period]["ranges"]}
+        assert ranges[("pair", "outlets_contributing")] == (0, 2)
+        assert ("trio", "outlets_contributing") not in ranges  # only what the rules withheld is protected
 
 
-def test_withheld_groups_together_with_three_outlets_need_no_partner(store):
-    _record(store, {"pair": ["p1", "p2"], "solo": ["s1"], "big": ["g1", "g2", "g3", "g4"]})
-    pub = stats_for_publication(store, NOW)
-    assert _reason(_figure(pub, "pair", "all")) == "group"
-    assert _reason(_figure(pub, "solo", "all")) == "group"
-    assert isinstance(_figure(pub, "big", "all"), int)
-    assert _figure(pub, "all-outlets", "all") == _figure(pub, "big", "all") + 3 * 3 * 4
+def test_a_silent_outlet_in_a_larger_group_lets_that_group_protect_and_the_total_stay(store):
+    r = _record(store, {"pair": ["p1", "p2"], "trio": ["t1", "t2", "t3"],
+                        "big": ["g1", "g2", "g3", "g4", "g5", "g6"]})
+    r.outlet("g7", "big")
+    r.outlet("g8", "big")  # two members of big never capture anything: room to hide the pair in
+    published, _ = _lines(store)
+    line = published["2026-W46"]
+    assert _withheld(line, "pair") and _withheld(line, "big")
+    assert not _withheld(line, "all-outlets") and not _withheld(line, "trio")
 
 
-def test_a_group_dropping_from_three_to_two_mid_record_hides_a_neighbouring_week(store):
-    r = _record(store, {"g": ["g1", "g2"], "h": ["h1", "h2", "h3", "h4"]})
-    r.outlet("g3", "g")
-    for week in (W47 - timedelta(days=14), W47 - timedelta(days=7)):  # g3 only in the first two weeks
-        r.article("g3", week_day(week, 1))
-    pub = stats_for_publication(store, NOW)
-    assert isinstance(_figure(pub, "g", "2026-W45"), int)
-    assert _reason(_figure(pub, "g", "2026-W46")) == "secondary"
-    assert _reason(_figure(pub, "g", "2026-W47")) == "group"
-    assert _reason(_figure(pub, "g", "2026-W48")) == "group"
-    assert _figure(pub, "g", "all") == 2 * 3 * 4 + 2  # the whole record stays published
+def test_one_dominating_outlet_withholds_its_group_and_a_partner(store):
+    _record(store, {"dom": ["d1", "d2", "d3", "d4"], "h": ["h1", "h2", "h3"], "k": ["k1", "k2", "k3"]},
+            per_week={"d1": 60})
+    published, decisions = _lines(store)
+    line = published["2026-W46"]
+    assert _withheld(line, "dom")
+    assert sum(_withheld(line, g) for g in ("h", "k", "all-outlets")) >= 1
+    ranges = {(g, m) for g, m, _, _ in decisions["2026-W46"]["ranges"]}
+    assert ("dom", "articles_captured") in ranges and ("dom", "outlets_contributing") not in ranges
 
 
-def test_a_window_that_would_expose_part_of_a_week_is_withheld(store):
-    r = _record(store, {"g": ["g1", "g2", "g3"], "h": ["h1", "h2", "h3"]}, weeks=2)
-    for outlet in ("g1", "g2", "h1", "h2", "h3"):  # Friday of week 47, inside the 7-day window
-        r.article(outlet, week_day(W47, 4))
-    pub = stats_for_publication(store, NOW)
-    assert isinstance(_figure(pub, "g", "2026-W47"), int) and isinstance(_figure(pub, "g", "2026-W48"), int)
-    assert _reason(_figure(pub, "g", "7d")) == "secondary"
-    assert pub["audit"]["passed"]
+def test_every_count_of_a_cell_is_withheld_together(store):
+    _record(store, {"pair": ["p1", "p2"], "trio": ["t1", "t2", "t3"], "big": ["g1", "g2", "g3", "g4"]},
+            vary=True)
+    published, _ = _lines(store)
+    for line in published.values():
+        for group, shown in line["figures"].items():
+            counts = [shown[m] for m in ("outlets_contributing", "sources_readable", "articles_listed",
+                                         "articles_queued", "articles_captured", "articles_archived", "requests")]
+            assert all(v == WITHHELD for v in counts) or all(isinstance(v, int) for v in counts), (line["period"], group)
 
 
-def test_a_dominant_outlet_withholds_the_count_and_its_cover(store):
-    _record(store, {"dom": ["d1", "d2", "d3", "d4"], "h": ["h1", "h2", "h3"]}, per_week={"d1": 60})
-    pub = stats_for_publication(store, NOW)
-    value = _figure(pub, "dom", "all")
-    assert _reason(value) == "dominance" and "85%" in value["reason"]
-    assert _reason(_figure(pub, "dom", "all", "archive_rate")) == "dominance"  # from its counts
-    assert isinstance(_figure(pub, "dom", "all", "outlets_contributing"), int)
-    assert _reason(_figure(pub, "h", "all")) == "secondary"
-    assert isinstance(_figure(pub, "all-outlets", "all"), int)
+@pytest.mark.parametrize("per_week", [{}, {"a1": 9, "b2": 1}, {"b1": 8, "a3": 1}])
+def test_a_tie_between_two_groups_is_broken_the_same_way_whatever_their_values(store, per_week):
+    """Two groups of three beside a pair: the partner is chosen by the registry, never by the counts."""
+    r = _record(store, {"a": ["a1", "a2", "a3"], "b": ["b1", "b2", "b3"], "pair": ["p1", "p2"]},
+                per_week=per_week)
+    for outlet in ("a4", "a5", "b4", "b5"):
+        r.outlet(outlet, outlet[0])  # two silent members each: either group can cover the pair alone
+    published, _ = _lines(store)
+    for period in PERIODS:
+        line = published[period]
+        assert _withheld(line, "pair") and _withheld(line, "a") and not _withheld(line, "b"), period
 
 
-def test_the_audit_fails_the_build_without_secondary_suppression(store, monkeypatch):
-    _record(store, GROUPS)
-    monkeypatch.setattr(disclosure, "secondary_suppression", lambda context, withheld: None)
-    with pytest.raises(DisclosureError, match="disclosure audit failed"):
-        stats_for_publication(store, NOW)
+def test_a_failing_audit_publishes_nothing_and_says_why_without_naming_a_group(store, tmp_path, monkeypatch):
+    _record(store, {"pair": ["p1", "p2"], "trio": ["t1", "t2", "t3"], "big": ["g1", "g2", "g3", "g4"]})
+    monkeypatch.setattr(disclosure.Protector, "protect", lambda self, decision: None)
+    history = History.open(tmp_path / "published", tmp_path / "decisions")
+    out = release(store, LATER, history)
+    assert not out.appended and not (tmp_path / "published").exists()
+    summary = out.summary()
+    assert "Nothing new was published" in summary and "disclosure audit failed" in summary
+    assert "2026-W45" in summary
+    for name in ("pair", "trio", "big", "p1", "t1"):
+        assert name not in summary
+    assert str(settings.MIN_OUTLETS_PER_FIGURE) not in summary.split("disclosure audit failed")[0]
 
 
-def test_a_safe_record_passes_the_audit_with_nothing_to_add(store, monkeypatch):
-    _record(store, {"a": ["a1", "a2", "a3"], "b": ["b1", "b2", "b3", "b4"]})
-    monkeypatch.setattr(disclosure, "secondary_suppression", lambda context, withheld: None)
-    pub = stats_for_publication(store, NOW)
-    assert pub["audit"]["passed"]
-    assert _figure(pub, "a", "all") + _figure(pub, "b", "all") == _figure(pub, "all-outlets", "all")
-
-
-def test_every_published_sum_over_groups_leaves_three_outlets_or_none(store):
-    """An independent check of the result: total minus published groups is about 0 or >= 3 outlets."""
-    _record(store, {"pair": ["p1", "p2"], "trio": ["t1", "t2", "t3"], "four": ["f1", "f2", "f3", "f4"],
-                    "five": ["v1", "v2", "v3", "v4", "v5"]})
-    stats = compute_stats(store, NOW)
-    pub = disclosure.protect(stats)
-    contributors = {(f["group"], f["period"], f["measure"]): set(f["outlets"]) for f in stats["figures"]}
-    for period in pub["figures"]["all-outlets"]:
-        for measure, value in pub["figures"]["all-outlets"][period].items():
-            if not isinstance(value, int) or measure == "outlets_monitored":
-                continue
-            hidden = set(contributors[("all-outlets", period, measure)])
-            for group in ("pair", "trio", "four", "five"):
-                if isinstance(pub["figures"][group][period].get(measure), int):
-                    hidden -= contributors[(group, period, measure)]
-            assert len(hidden) == 0 or len(hidden) >= 3, (period, measure)
+def test_a_median_is_published_only_where_every_cell_it_is_computed_from_is(store):
+    r = _record(store, {"g": ["g1", "g2", "g3", "g4"], "h": ["h1", "h2", "h3", "h4"], "k": ["k1", "k2", "k3"]},
+                weeks=0)
+    populate(r, {"g": ["g1"], "h": ["h1", "h2", "h3", "h4"], "k": ["k1", "k2", "k3"]}, weeks=4)
+    w45 = NOW - timedelta(days=24, hours=12)
+    for week in (0, 2, 3):  # g2-g4 capture nothing in W46: g is withheld by the group rule that week
+        for outlet in ("g2", "g3", "g4"):
+            r.article(outlet, w45 + timedelta(days=7 * week, hours=9))
+    published, _ = _lines(store)
+    median = "median_delay_minutes"
+    assert published["2026-W46"]["figures"]["g"][median] == WITHHELD
+    assert published["2026-W46"]["figures"]["h"][median] == 60.0  # an hour from listing to capture
+    shown = [p for p in PERIODS[:4] if not _withheld(published[p], "g")]
+    assert shown and all(published[p]["figures"]["g"][median] == 60.0 for p in shown)
+    month = published["2026-11"]["figures"]
+    assert month["h"][median] == 60.0
+    assert month["g"][median] == WITHHELD  # it would mix in the withheld week
+    assert month["all-outlets"][median] == WITHHELD
+    for period in PERIODS[:4]:  # the total's median only where every group's week is shown
+        every = all(not _withheld(published[period], group) for group in ("g", "h", "k", "all-outlets"))
+        assert (published[period]["figures"]["all-outlets"][median] == 60.0) == every

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from collector.publish import disclosure
 from collector import settings
-from collector.publish.disclosure import DisclosureError
+from collector.publish.history import History
+from collector.publish.release import release
 from collector.publish.site import build_site
 from testing.synthetic import NOW, SyntheticRecord, populate
 
@@ -31,9 +31,19 @@ def record(store):
     return r
 
 
+_HISTORIES: dict[str, History] = {}
+
+
 def _build(store, tmp_path, name="site") -> tuple[Path, dict[str, str]]:
+    """Build the site from the record's history, decided once per record (deciding takes seconds)."""
     out = tmp_path / name
-    files = build_site(store, out, NOW, settings)
+    signature = str(store.query("SELECT COUNT(*), group_concat(id) FROM outlets")[0][:]) + \
+        str(store.one("SELECT COUNT(*) FROM snapshots")[0])
+    if signature not in _HISTORIES:
+        history = History.memory()
+        history.append(*(lambda r: (r.published, r.decisions))(release(store, NOW, history, write=False)))
+        _HISTORIES[signature] = history
+    files = build_site(store, out, NOW, settings, history=_HISTORIES[signature])
     return out, {str(f.relative_to(out)): f.read_text(encoding="utf-8") for f in files}
 
 
@@ -80,17 +90,66 @@ def test_outlets_page_lists_names_and_groups_only(store, record, tmp_path):
     assert not re.search(r"\d+\s*(%|articles|captured)", body.replace("Daily Paper", ""))
 
 
-def test_overview_shows_withheld_groups_with_reasons_and_accessible_charts(store, record, tmp_path):
+def test_overview_shows_one_withheld_marker_and_accessible_charts(store, record, tmp_path):
     _, files = _build(store, tmp_path)
     index, bangla = files["index.html"], files["bn/index.html"]
-    assert "withheld" in index and "fewer than 3 outlets" in index
-    assert "গোপন রাখা হয়েছে" in bangla and "৩টির কম সংবাদমাধ্যম" in bangla
+    cells = re.findall(r'<span class="withheld">(.*?)</span>', index)
+    assert cells and set(cells) == {"withheld"}  # the same mark whatever the reason
+    assert set(re.findall(r'<span class="withheld">(.*?)</span>', bangla)) == {"গোপন রাখা হয়েছে"}
+    for reason in ("fewer than 3 outlets</small>", "protects another figure", "one outlet dominates"):
+        assert reason not in index
+    stats = files["stats.json"]
+    assert '"withheld": true' in stats and '"reason"' not in stats
     assert index.count('role="img"') == 2 and index.count("<title id=") == 2 and index.count("<desc id=") == 2
     assert index.count("<table") >= 6 and 'scope="col"' in index and 'scope="row"' in index
     assert "<th>" not in index  # every header cell says what it heads
-    assert re.search(r"<path d=\"M[\d. L]+\"", index)  # a line was drawn
-    assert "Last collection run finished 26 November 2026" in index
+    assert re.search(r"<path class=\"series\" d=\"M[\d. L]+\"", index)  # a line was drawn
+    assert "Last collection run finished</dt><dd><time datetime=\"2026-11-26T12:00:00" in index
     assert "২৬ নভেম্বর ২০২৬" in bangla
+
+
+def test_every_page_says_when_figures_were_published_links_the_method_licence_and_contact(store, record, tmp_path):
+    _, files = _build(store, tmp_path)
+    for page in PAGES:
+        text = files[page]
+        bangla = page.startswith("bn/")
+        updated = "সংখ্যা সর্বশেষ প্রকাশ" if bangla else "Figures last published"
+        assert f"<dt>{updated}</dt><dd><time datetime=\"2026-11-26T12:00:00" in text, page
+        when = "২৬ নভেম্বর ২০২৬, ইউটিসি ১২:০০ (ঢাকায় ১৮:০০)" if bangla else "26 November 2026, 12:00 UTC (18:00 in Dhaka)"
+        assert when in text, page
+        assert '<a href="method.html">' in text, page
+        assert f'<a href="{settings.FIGURES_LICENCE_URL}" rel="license"' in text and settings.FIGURES_LICENCE in text
+        assert ("প্রকাশিত সংখ্যার লাইসেন্স" if bangla else "Licence of the published figures") in text, page
+        assert ("যোগাযোগ" if bangla else "Contact") in text and f'href="{settings.CONTACT_ADDRESS}"' in text, page
+
+
+def test_licence_and_contact_come_from_the_settings(store, record, tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "FIGURES_LICENCE", "ODC-By 1.0")
+    monkeypatch.setattr(settings, "FIGURES_LICENCE_URL", "https://opendatacommons.org/licenses/by/1-0/")
+    monkeypatch.setattr(settings, "CONTACT_ADDRESS", "figures@takedownwatch.invalid")
+    _, files = _build(store, tmp_path)
+    for page in ("index.html", "bn/method.html"):
+        assert '<a href="https://opendatacommons.org/licenses/by/1-0/" rel="license"' in files[page]
+        assert ">ODC-By 1.0</a>" in files[page]
+        assert '<a href="mailto:figures@takedownwatch.invalid" lang="en">figures@takedownwatch.invalid</a>' in files[page]
+
+
+def test_past_midnight_in_dhaka_the_day_is_named():
+    from datetime import datetime, timezone
+    from collector.publish import texts
+
+    late = datetime(2026, 11, 26, 20, 30, tzinfo=timezone.utc)
+    assert texts.moment(late, "en", 6) == "26 November 2026, 20:30 UTC (27 November, 02:30 in Dhaka)"
+    assert texts.moment(late, "bn", 6) == "২৬ নভেম্বর ২০২৬, ইউটিসি ২০:৩০ (ঢাকায় ২৭ নভেম্বর, ০২:৩০)"
+
+
+def test_the_method_page_explains_the_rules_in_general(store, record, tmp_path):
+    _, files = _build(store, tmp_path)
+    method = files["method.html"]
+    for text in ("fewer than 3 of its outlets", "more than 85%", "24 hours after it ends",
+                 "never changes afterwards", "at least 20% of the count", "at least 3 articles",
+                 "from none to 3", "looks the same whatever the reason"):
+        assert text in method, text
 
 
 @pytest.mark.parametrize("name, value, english, bangla", [
@@ -99,6 +158,9 @@ def test_overview_shows_withheld_groups_with_reasons_and_accessible_charts(store
     ("MAX_ATTEMPTS", 4, "4 attempts in all", "৪ বার"),
     ("MIN_OUTLETS_PER_FIGURE", 4, "fewer than 4 of its outlets", "৪টির কম সংবাদমাধ্যম"),
     ("RECHECK_SCHEDULE_HOURS", (2, 96), "2 hours and 4 days after", "২ ঘণ্টা ও ৪ দিন পর"),
+    ("PUBLISH_AFTER_HOURS", 36, "published 36 hours after it ends", "শেষ হওয়ার ৩৬ ঘণ্টা পর"),
+    ("PROTECT_SHARE", 0.3, "at least 30% of the count", "অন্তত তার ৩০%"),
+    ("PROTECT_MIN_COUNT", 5, "at least 5 articles", "অন্তত ৫টি নিবন্ধ"),
 ])
 def test_method_page_follows_the_settings(store, record, tmp_path, monkeypatch, name, value, english, bangla):
     _, before = _build(store, tmp_path, "before")
@@ -120,14 +182,18 @@ def test_method_page_defaults_and_recheck_flag(store, record, tmp_path, monkeypa
     assert "আবার যাচাই (পরিকল্পিত)" in files["bn/method.html"]
 
 
-def test_a_derivable_withheld_group_stops_the_build(store, record, tmp_path, monkeypatch):
-    monkeypatch.setattr(disclosure, "secondary_suppression", lambda context, withheld: None)
-    with pytest.raises(DisclosureError):
-        build_site(store, tmp_path / "unsafe", NOW, settings)
-    assert not (tmp_path / "unsafe").exists()
+def test_the_site_is_built_from_the_history_alone(store, record, tmp_path):
+    history = History.open(tmp_path / "published", tmp_path / "decisions")
+    assert release(store, NOW, history).appended
+    build_site(store, tmp_path / "one", NOW, settings, history=history)
+    store.execute("DELETE FROM capture_queue")  # the record changes; the published figures do not
+    build_site(store, tmp_path / "two", NOW, settings, history=History.open(tmp_path / "published"))
+    one = (tmp_path / "one" / "stats.json").read_text(encoding="utf-8")
+    assert one == (tmp_path / "two" / "stats.json").read_text(encoding="utf-8")
+    assert '"articles_queued": 2' in one or '"articles_queued": 1' in one
 
 
-def test_a_safe_record_builds_with_the_audit_passed(store, tmp_path):
+def test_a_safe_record_builds_with_nothing_withheld(store, tmp_path):
     r = SyntheticRecord(store)
     safe = {"a": ["a-o1", "a-o2", "a-o3"], "b": ["b-o1", "b-o2", "b-o3"]}
     for group, members in safe.items():
@@ -136,16 +202,19 @@ def test_a_safe_record_builds_with_the_audit_passed(store, tmp_path):
             r.outlet(outlet, group)
     populate(r, safe, weeks=3)
     _, files = _build(store, tmp_path)
-    assert '"passed": true' in files["stats.json"]
     assert "withheld" not in files["index.html"].split("Week by week")[0].split("Figures by group")[1]
+    assert '"withheld": true' not in files["stats.json"]
 
 
-def test_an_empty_record_builds_with_everything_withheld(store, tmp_path):
+def test_an_empty_record_builds_with_nothing_published(store, tmp_path):
     SyntheticRecord(store).group("lonely")
     _, files = _build(store, tmp_path)
     assert "No collection run has finished yet." in files["index.html"]
     assert "No outlet is being monitored yet." in files["outlets.html"]
-    assert '"passed": true' in files["stats.json"]
+    assert '"periods": []' in files["stats.json"]
+    for page in ("index.html", "bn/index.html"):  # the footer and the overview say so too, in the page's language
+        assert ("No figures have been published yet." if page == "index.html"
+                else "এখনো কোনো সংখ্যা প্রকাশ করা হয়নি।") in files[page]
 
 
 def test_the_site_built_from_stats_json_alone_is_the_site_built_from_the_database(store, record, tmp_path):

@@ -378,7 +378,8 @@ def test_command_line(small, tmp_path):
     assert wrote.exit_code == 0 and "wrote" in wrote.output
     again = runner.invoke(export_command, ["new", "--db", db, "--out", str(record)])
     assert again.exit_code == 0 and "nothing new" in again.output
-    assert "chain intact" in runner.invoke(export_command, ["verify", "--out", str(record)]).output
+    unsigned = runner.invoke(export_command, ["verify", "--out", str(record)])  # signing: tests/evidence/
+    assert unsigned.exit_code == 1 and "000001.jsonl.bz2 has no signature" in unsigned.output
     rebuilt = runner.invoke(export_command, ["rebuild", "--out", str(record), "--db", str(tmp_path / "r.db")])
     assert rebuilt.exit_code == 0, rebuilt.output
     assert "read 1/1 export files (100%)" in rebuilt.output  # progress, on standard error
@@ -494,6 +495,30 @@ def test_repeated_entries_rebuild_as_the_listing_had_them_and_a_bad_range_is_ref
     second.write_bytes(fileformat.file_bytes(text, second))
     with pytest.raises(fileformat.ExportError, match="repeats entries listing 1 lacks"):
         rebuilding.rebuild(record, tmp_path / "bad.db")
+
+
+def test_a_stale_partial_file_of_a_killed_export_does_not_stop_the_next(small):
+    # A killed export leaves NNNNNN.jsonl.bz2.partial behind; the next export
+    # of that number replaces it, and no partial is left to be committed.
+    store, _article, record = small
+    stale = record / "2026/08/13/000001.jsonl.bz2.partial"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"half an export")
+    first = ex.export_new(store, record, now=DAY)
+    assert first.path.relative_to(record).as_posix() == "2026/08/13/000001.jsonl.bz2"
+    assert fileformat.read_header(first.path)["batch"] == 1
+    assert not list(record.rglob("*.partial"))
+    assert folder.verify(record) == 1
+
+
+def test_a_partial_file_is_never_committed():
+    # commit_record.sh stages the record folder with `git add`, which skips ignored files.
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    probe = "data/record/2026/08/13/000001.jsonl.bz2.partial"
+    ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", probe], cwd=root)
+    assert ignored.returncode == 0, f"{probe} is not ignored by git"
 
 
 def test_export_new_takes_the_time_from_now(small, tmp_path):

@@ -172,11 +172,12 @@ def test_a_period_must_divide_a_year():
 def test_the_commands(years, tmp_path):
     old, new, _, _ = years
     runner = CliRunner()
-    both = runner.invoke(export_command, ["verify", "--out", str(old), "--out", str(new)])
-    assert both.exit_code == 0 and both.output.startswith("6 export files, chain intact\n"), both.output
-    alone = runner.invoke(export_command, ["verify", "--out", str(new)])
-    assert alone.exit_code == 0 and f"continuing {PREVIOUS}, not checked here" in alone.output
-    reversed_ = runner.invoke(export_command, ["verify", "--out", str(new), "--out", str(old)])
+    both = runner.invoke(export_command, ["verify", "--chain-only", "--out", str(old), "--out", str(new)])
+    assert both.exit_code == 0 and both.output == "6 export files, chain intact, content checked\n", both.output
+    alone = runner.invoke(export_command, ["verify", "--chain-only", "--out", str(new)])
+    assert alone.exit_code == 0 and f"continues {PREVIOUS} from 2026/12/31/000004.jsonl.bz2, not checked here" \
+        in alone.output and alone.output.endswith("3 export files, chain intact, content checked\n")
+    reversed_ = runner.invoke(export_command, ["verify", "--chain-only", "--out", str(new), "--out", str(old)])
     assert reversed_.exit_code == 1 and "CONTINUES.json" in reversed_.output
     assert runner.invoke(export_command, ["rollover", "--check", "--out", str(new)]).exit_code == 1
     fresh = tmp_path / "record-2028"
@@ -184,18 +185,24 @@ def test_the_commands(years, tmp_path):
     done = runner.invoke(export_command, ["rollover", "--from", str(new), "--out", str(fresh), "--continues",
                                           "o/tw-record-2027", "--now", "2028-01-01T00:17:00Z"])
     assert done.exit_code == 0, done.output
-    assert runner.invoke(export_command, ["verify", "--out", str(old), "--out", str(new), "--out",
+    assert runner.invoke(export_command, ["verify", "--chain-only", "--out", str(old), "--out", str(new), "--out",
                                           str(fresh)]).output.startswith("6 export files")
     rebuilt = runner.invoke(export_command, ["rebuild", "--out", str(old), "--out", str(new), "--out", str(fresh),
                                              "--db", str(tmp_path / "cli.db")])
     assert rebuilt.exit_code == 0 and "\nrebuilt " in rebuilt.output and "runs 6" in rebuilt.output, rebuilt.output
-    listed = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--now", "2027-12-20T00:00:00Z"])
-    assert listed.output.split("\n")[:5] == ["label 2027", "current o/tw-record-2027", "previous o/tw-record-2026",
-                                             "prepare o/tw-record-2027", "prepare o/tw-record-2028"]
+    listed = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--now", "2027-12-20T00:00:00Z",
+                                            "--first", "2026"])
+    assert listed.output.split("\n")[:7] == [
+        "label=2027", "current=o/tw-record-2027", "previous=o/tw-record-2026", "current-name=tw-record-2027",
+        "previous-name=tw-record-2026", "prepare=o/tw-record-2027 o/tw-record-2028",
+        "history-names=tw-record-2026,tw-record-2027"]
     halves = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--months", "6", "--now",
                                             "2027-08-01T00:00:00Z"])
-    assert halves.output.split("\n")[:3] == ["label 2027-07", "current o/tw-record-2027-07",
-                                             "previous o/tw-record-2027-01"]
+    assert halves.output.split("\n")[:3] == ["label=2027-07", "current=o/tw-record-2027-07",
+                                             "previous=o/tw-record-2027-01"]
+    later = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--first", "2028", "--now",
+                                           "2027-08-01T00:00:00Z"])
+    assert later.exit_code == 2 and "not the label of a period up to now's" in later.output
     wrong = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--months", "5"])
     assert wrong.exit_code == 2 and "does not divide a year" in wrong.output
 
@@ -211,8 +218,9 @@ def test_a_sparse_checkout_of_the_newest_days_is_enough_to_resume_and_to_check_t
         folder.verify(sparse)
     assert folder.verify(sparse, tail=True) == 2
     runner = CliRunner()
-    done = runner.invoke(export_command, ["verify", "--tail", "--out", str(sparse)])
-    assert done.exit_code == 0 and "2 export files present, chain intact" in done.output
+    done = runner.invoke(export_command, ["verify", "--chain-only", "--tail", "--out", str(sparse)])
+    assert done.exit_code == 0 and "2 export files present, chain intact" in done.output, done.output
+    assert runner.invoke(export_command, ["verify", "--tail", "--out", str(sparse)]).exit_code == 2
     # A gap inside the tail, or a file edited, is found all the same.
     third = sparse / folder.record_name(folder.batches(old)[2])
     third.rename(tmp_path / "third.bz2")

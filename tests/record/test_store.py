@@ -299,6 +299,40 @@ def test_migration_5_keeps_every_snapshot_and_what_points_at_it(tmp_path):
     assert [r[0] for r in store.query("SELECT id FROM snapshots_fts_docsize ORDER BY id")] == [10, 30, 40, 50]
 
 
+def test_an_older_database_with_its_triggers_migrates_without_a_finding(tmp_path):
+    raw = _database_at_version(tmp_path / "v5.db", 5)
+    from collector.record.store import _split_sql
+
+    for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):  # as every open used to make them
+        if raw.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+            for statement in _split_sql(schema.append_only_triggers(table)):
+                raw.execute(statement)
+    raw.commit()
+    raw.close()
+    store = Store(tmp_path / "v5.db")
+    assert store.schema_version() == len(schema.MIGRATIONS) and store.tampering == []
+    store.insert("request_intents", {"run_id": 1, "purpose": "capture", "method": "GET", "url": "u",
+                                     "attempt": 1, "vantage": "v", "intended_at": "t"})
+    with pytest.raises(sqlite3.IntegrityError):  # the table migration 9 made has its triggers
+        store.execute("UPDATE request_intents SET url = 'x'")
+    store.close()
+
+
+def test_a_trigger_missing_from_an_older_table_is_reported_not_recreated(tmp_path):
+    _database_at_version(tmp_path / "v5.db", 5).commit()
+    store = Store(tmp_path / "v5.db")
+    assert "trigger requests_no_update is missing" in store.tampering
+    assert "trigger request_intents_no_update is missing" not in store.tampering
+    store.close()
+    assert "trigger requests_no_update is missing" in Store(tmp_path / "v5.db").tampering
+
+
+def test_an_added_trigger_is_reported(store):
+    store.execute("CREATE TRIGGER sneaky AFTER INSERT ON requests BEGIN SELECT 1; END")
+    store.close()
+    assert Store(store.path).tampering == ["trigger sneaky is not part of the schema"]
+
+
 def test_migration_7_folds_the_index_of_snapshots_written_before_it(tmp_path):
     """A database indexed as stored (migrations 1-6) is re-indexed folded; its rows and texts stay as they were."""
     from collector.record.search import search

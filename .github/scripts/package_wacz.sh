@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packages yesterday's (UTC) WARC files as one WACZ and uploads it, with its SSH signature,
+# to that day's release (warc-YYYY-MM-DD), unless the release already has it. The WARC
+# files are downloaded from the release, where every run of the day published its own.
+#
+#   GH_TOKEN=... RECORD_SIGNING_KEY=... bash .github/scripts/package_wacz.sh [DAY]
+set -euo pipefail
+# The WACZ holds every page as captured: never uploaded to a repository that is not private.
+bash "$(dirname "$0")/require_private.sh" "${GH_REPO:-${GITHUB_REPOSITORY:?neither GH_REPO nor GITHUB_REPOSITORY is set}}"
+day=${1:-$(date -u -d yesterday +%Y-%m-%d)}
+tag="warc-$day"
+python=${PYTHON:-python}
+if ! gh release view "$tag" >/dev/null 2>&1; then
+  echo "no release $tag: nothing to package"
+  exit 0
+fi
+if gh release view "$tag" --json assets --jq '.assets[].name' | grep -qxF "$day.wacz"; then
+  echo "$tag already has $day.wacz"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+folder="$work/warc/${day//-//}"
+mkdir -p "$folder"
+gh release download "$tag" --pattern '*.warc.gz' --dir "$folder"
+signing=()
+if [ -n "${RECORD_SIGNING_KEY:-}" ]; then
+  key="$work/record.key"
+  (umask 077 && printf '%s\n' "$RECORD_SIGNING_KEY" > "$key")
+  signing=(--key "$key")
+else
+  echo "::warning::RECORD_SIGNING_KEY is not set: $day.wacz is published unsigned"
+fi
+"$python" -m collector export wacz --day "$day" --warc-dir "$work/warc" --out "$work/wacz" "${signing[@]}"
+gh release upload "$tag" "$work/wacz/$day.wacz" $(ls "$work/wacz/$day.wacz.sig" 2>/dev/null)
+echo "published $day.wacz in release $tag"

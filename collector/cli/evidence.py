@@ -1,0 +1,240 @@
+"""`export sign`, `export timestamp`, `export verify`, `export restore-triggers`, `export wacz`, `evidence`.
+
+The proofs around the committed record, from the command line; the library
+is collector/evidence/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import click
+
+from collector import settings
+from collector.cli.options import DEFAULT_DB, DEFAULT_WARC, edge, make_clock
+from collector.errors import BadUsage
+from collector.urls import is_loopback_host
+
+DEFAULT_OUT = "data/record"
+TRUST_HELP = "Folder of the allowed signers, timestamping.toml and the authorities' roots."
+
+
+def _trust_option(func):
+    return click.option("--trust", "trust_dir", default=settings.TRUST_DIR, show_default=True, help=TRUST_HELP)(func)
+
+
+@click.command("sign")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
+@click.option("--key", envvar="TAKEDOWNWATCH_RECORD_KEY", required=True,
+              help="SSH private key file of the record (or TAKEDOWNWATCH_RECORD_KEY).")
+@_trust_option
+@edge
+def sign_command(out_dir, key, trust_dir):
+    """Sign every export file that has no signature yet (NNNNNN.jsonl.bz2.sig).
+
+    \b
+    Example:
+        python -m collector export sign --key ~/.ssh/takedownwatch-record
+    """
+    from collector.evidence.signing import sign_unsigned
+    from collector.evidence.verify import SIGNERS_FILE
+
+    signed = sign_unsigned(out_dir, key, Path(trust_dir) / SIGNERS_FILE)
+    click.echo(f"signed {len(signed)} export file(s)" + "".join(f"\n  {p}" for p in signed))
+
+
+@click.command("timestamp")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database (the queries' ledger rows).")
+@click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files.")
+@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+@click.option("--vantage", default=None, help="Name of the network location requests come from.")
+@click.option("--min-interval", type=float, default=None, help="As for `run`: below 2 s only for loopback.")
+@_trust_option
+@edge
+def timestamp_command(out_dir, db, warc_dir, now, vantage, min_interval, trust_dir):
+    """Ask every time-stamping authority for a token of each export file still missing one.
+
+    An authority that fails is reported and asked again by the next run; the
+    command still exits 0 (failures are data, in the ledger).
+
+    \b
+    Example:
+        python -m collector export timestamp --out data/record
+    """
+    from collector.collect.context import RunContext, default_vantage
+    from collector.evidence.timestamps import load_authorities, stamp_missing
+    from collector.record.store import Store
+
+    authorities = load_authorities(trust_dir)
+    interval, loopback = _interval(min_interval, [a.url for a in authorities])
+    ctx = RunContext.open(Store(db), "timestamp", clock=make_clock(now), vantage=vantage or default_vantage(),
+                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback)
+    report = stamp_missing(ctx.fetcher, out_dir, authorities)
+    for name, authority, why in report.failed:
+        ctx.warnings.append(f"timestamp of {name} by {authority} failed: {why}")
+        click.echo(f"warning: {authority} gave no token for {name}: {why}", err=True)
+    ctx.count("timestamp_tokens", len(report.kept))
+    ctx.finish()
+    ctx.store.close()
+    for name, authority, check in report.kept:
+        click.echo(f"{name}: token from {authority} at {check.gen_time:%Y-%m-%dT%H:%M:%SZ}")
+    click.echo(f"{len(report.kept)} token(s) kept, {len(report.failed)} failed (asked again next run)")
+
+
+def _interval(min_interval: float | None, urls: list[str]) -> tuple[float, bool]:
+    if min_interval is None or min_interval >= settings.MIN_INTERVAL_SECONDS:
+        return max(min_interval or 0, settings.MIN_INTERVAL_SECONDS), False
+    outside = sorted(h for h in (urlsplit(u).hostname or "" for u in urls) if not is_loopback_host(h))
+    if min_interval <= 0 or outside:
+        raise BadUsage(f"--min-interval below {settings.MIN_INTERVAL_SECONDS} s is for loopback authorities "
+                       f"only; these are not: {', '.join(outside)}")
+    return min_interval, True
+
+
+@click.command("verify")
+@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True,
+              help="Export folder to check; repeat it for the record repositories of successive periods, "
+                   "oldest first, to check the chain across them.")
+@click.option("--db", default=None, help="Also compare every row of this database with the record.")
+@click.option("--require-timestamps", is_flag=True,
+              help=f"Fail for a file with fewer than {settings.TIMESTAMP_MIN_AUTHORITIES} valid tokens.")
+@click.option("--chain-only", is_flag=True,
+              help="Check only each file's content and the chain (what a push after a rebase needs).")
+@click.option("--tail", is_flag=True,
+              help="With --chain-only: the files present, from the oldest on, as a sparse checkout of the "
+                   "newest days holds them (one folder).")
+@_trust_option
+@edge
+def verify_command(out_dirs, db, require_timestamps, chain_only, tail, trust_dir):
+    """Check the record: every file's content, the chain, signatures, timestamps (and a database).
+
+    Fails naming the first file, line or row that is not as it was written.
+    Given the record repositories of successive periods, checks the chain
+    across every boundary; a folder that continues an earlier repository not
+    given is checked from the file it starts with.
+
+    \b
+    Example:
+        python -m collector export verify --out data/record --db data/takedownwatch.db
+        python -m collector export verify --out record-2026 --out record-2027
+    """
+    from collector.evidence.verify import verify_record
+    from collector.record.folder import continues
+
+    folders = list(out_dirs)
+    if tail and not chain_only:
+        raise BadUsage("--tail checks the chain only: give --chain-only with it")
+    link = None if tail else continues(folders[0])
+    if link:
+        click.echo(f"{folders[0]} continues {link['repository']} from {link['file']}, not checked here: "
+                   "give its folder first to check the chain across")
+    if chain_only:
+        from collector.record.contents import check_folder
+
+        count = len(check_folder(folders, tail=tail))
+        click.echo(f"{count} export files{' present' if tail else ''}, chain intact, content checked")
+        return
+
+    report = verify_record(folders, trust_dir, db=db, require_timestamps=require_timestamps)
+    click.echo(f"{report.files} export files, chain intact, content checked, {report.signed} signatures good")
+    click.echo(f"{len(report.tokens)} timestamp tokens good; {len(report.awaiting)} file(s) awaiting tokens")
+    for name, check in report.late:
+        click.echo(f"  late: {name} anchored by {check.authority} only from {check.gen_time:%Y-%m-%dT%H:%M:%SZ}")
+    if db is not None:
+        click.echo(f"{db}: triggers whole, head matches, {report.rows_compared} rows as the record holds them, "
+                   f"{report.unexported_rows} not yet exported")
+
+
+@click.command("restore-triggers")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database found tampered with.")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to compare with.")
+@click.option("--operator", required=True, help="Your name: recorded with the act.")
+@click.option("--reason", required=True, help="Why, and what you checked: recorded with the act.")
+@edge
+def restore_triggers_command(db, out_dir, operator, reason):
+    """Put back missing or altered triggers after checking every row against the record.
+
+    Refused when any row differs from the record (rebuild the database from
+    the record instead). The act and what was found go into operator_actions,
+    which the next export writes into the record.
+
+    \b
+    Example:
+        python -m collector export restore-triggers --operator "A. Rahman" --reason "trigger dropped by a migration script; rows checked"
+    """
+    from collector.clock import Clock
+    from collector.record.compare import compare_database
+    from collector.record.integrity import restore_triggers
+    from collector.record.store import Store
+
+    comparison = compare_database(out_dir, db)
+    if comparison.difference:
+        raise BadUsage(f"refused: {comparison.difference}; rebuild the database from the record instead")
+    store = Store(db)
+    findings = restore_triggers(store, operator, reason, Clock().now_iso())
+    store.close()
+    click.echo(f"restored; recorded in operator_actions: {'; '.join(findings)}")
+
+
+@click.command("wacz")
+@click.option("--day", required=True, help="UTC day of the WARC files, YYYY-MM-DD.")
+@click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files (YYYY/MM/DD/).")
+@click.option("--out", "out_dir", default="data/wacz", show_default=True, help="Folder the package is written to.")
+@click.option("--key", envvar="TAKEDOWNWATCH_RECORD_KEY", default=None,
+              help="SSH private key to sign the package with (or TAKEDOWNWATCH_RECORD_KEY).")
+@edge
+def wacz_command(day, warc_dir, out_dir, key):
+    """Package one day's WARC files as a WACZ, validate it, and sign it (DAY.wacz.sig).
+
+    \b
+    Example:
+        python -m collector export wacz --day 2026-09-01 --warc-dir downloaded --key record.key
+    """
+    from collector.evidence import sshsig
+    from collector.evidence.wacz import NAMESPACE, WaczError, package_day, validate
+    from collector.record.fileformat import file_sha256
+
+    path = package_day(warc_dir, day, out_dir)
+    valid, said = validate(path)
+    if not valid:
+        raise WaczError(f"{path} does not validate: {said.strip()[-300:]}")
+    if key:
+        sshsig.sign(path, key, NAMESPACE)
+    click.echo(f"{path}: valid WACZ, SHA-256 {file_sha256(path)}" + (", signed" if key else ""))
+
+
+def register(export: click.Group) -> None:
+    """Add the evidence commands to the export group."""
+    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command, wacz_command):
+        export.add_command(command)
+
+
+@click.command("evidence")
+@click.argument("address")
+@click.option("--out", "out_dir", required=True, help="Folder to write the bundle to (a zip is written beside it).")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database of the record.")
+@click.option("--record", "record_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
+@click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files.")
+@_trust_option
+@edge
+def evidence_command(address, out_dir, db, record_dir, warc_dir, trust_dir):
+    """Write the evidence bundle of one article: rows, requests, WARC records, signed record lines, tokens.
+
+    The folder has VERIFY.md (English and Bangla) and verify.py, which checks
+    it offline with the standard library only. Never published.
+
+    \b
+    Example:
+        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc
+    """
+    from collector.evidence.bundle import write_bundle
+    from collector.record.store import open_read_only
+
+    conn = open_read_only(db)
+    try:
+        archive = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir))
+    finally:
+        conn.close()
+    click.echo(f"wrote {out_dir}/ and {archive}: check it with `python3 verify.py` in the folder")

@@ -1,0 +1,146 @@
+"""A one-article evidence bundle: everything the record holds about one address, checkable offline.
+
+The folder (and a zip of it) holds the article's rows (articles, addresses,
+snapshots, checks, events, Internet Archive submissions and their copy
+addresses), every ledger row of every request about it, the WARC records of
+those exchanges cut from the local WARC files, the export files whose lines
+hold those rows with their signatures and tokens, the chain of every later
+file's hashes to the newest signed, timestamped head, the trust material
+(allowed signers, the authorities' roots), VERIFY.md in English and Bangla,
+and verify.py (collector/evidence/bundle_check.py, standard library only).
+MANIFEST.json names every file with its SHA-256. A bundle is for the people
+handling a case; the site never publishes one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+from collector.errors import BadArgument
+from collector.evidence import sshsig
+from collector.evidence.timestamps import token_path, tokens_beside
+from collector.record.fileformat import encode_value, file_sha256, read_header
+from collector.record.folder import batches, read_ahead
+from collector.record.fileformat import read_lines
+from collector.urls import comparison_key
+
+CHECKER = Path(__file__).with_name("bundle_check.py")
+TEXTS = Path(__file__).with_name("bundle_texts.md")
+
+
+def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path, trust_dir: Path) -> Path:
+    """Return the zip written beside the folder `out` after writing the bundle of one article."""
+    rows = article_rows(conn, address)
+    if out.exists() and any(out.iterdir()):
+        raise BadArgument(f"{out} exists and is not empty", option="--out")
+    out.mkdir(parents=True, exist_ok=True)
+    locations = _copy_record(rows, record_dir, out / "record")
+    warc = _cut_warc(rows["requests"], warc_dir, out / "warc")
+    _dump(out / "rows.json", {"address": address, "rows": rows, "lines": locations, "warc": warc})
+    trust = out / "trust"
+    trust.mkdir()
+    for item in [Path(trust_dir) / "allowed_signers", Path(trust_dir) / "timestamping.toml",
+                 *Path(trust_dir).rglob("*.pem")]:
+        if item.is_file():
+            shutil.copy(item, trust / item.name)
+    shutil.copy(CHECKER, out / "verify.py")
+    shutil.copy(TEXTS, out / "VERIFY.md")
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    _dump(out / "MANIFEST.json", {name: file_sha256(out / name) for name in files})
+    archive = out.with_name(out.name + ".zip")
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for path in sorted(out.rglob("*")):
+            if path.is_file():
+                bundle.write(path, f"{out.name}/{path.relative_to(out).as_posix()}")
+    return archive
+
+
+def article_rows(conn, address: str) -> dict[str, list[dict]]:
+    """Return every row the database holds about the article at an address, by table."""
+    key = comparison_key(address)
+    found = conn.execute("SELECT a.* FROM articles a WHERE a.url_key = ? UNION SELECT a.* FROM articles a "
+                         "JOIN article_urls u ON u.article_id = a.id WHERE u.url_key = ?", (key, key)).fetchall()
+    if not found:
+        raise BadArgument(f"no article in the record has the address {address}", option="ADDRESS")
+    ids = [r["id"] for r in found]
+    marks = ", ".join("?" for _ in ids)
+
+    def select(sql: str, params=()) -> list[dict]:
+        return [dict(r) for r in conn.execute(sql, params)]
+
+    rows = {"articles": [dict(r) for r in found],
+            "article_urls": select(f"SELECT * FROM article_urls WHERE article_id IN ({marks}) ORDER BY id", ids),
+            "snapshots": select(f"SELECT * FROM snapshots WHERE article_id IN ({marks}) ORDER BY id", ids),
+            "checks": select(f"SELECT * FROM checks WHERE article_id IN ({marks}) ORDER BY id", ids),
+            "events": select(f"SELECT * FROM events WHERE article_id IN ({marks}) ORDER BY id", ids)}
+    snapshot_ids = [s["id"] for s in rows["snapshots"]] or [0]
+    rows["archive_submissions"] = select(
+        f"SELECT * FROM archive_submissions WHERE snapshot_id IN ({', '.join('?' for _ in snapshot_ids)}) "
+        "ORDER BY id", snapshot_ids)
+    wanted = {r["request_id"] for table in ("snapshots", "checks", "archive_submissions")
+              for r in rows[table] if r.get("request_id")}
+    wanted |= {i for c in rows["checks"] for i in json.loads(c["request_chain"] or "[]")}
+    keys = {a["url_key"] for a in rows["articles"]} | {u["url_key"] for u in rows["article_urls"]}
+    urls = {a["url"] for a in rows["articles"]} | {u["url"] for u in rows["article_urls"]}
+    url_marks = ", ".join("?" for _ in urls)
+    wanted |= {r[0] for r in conn.execute(f"SELECT id FROM requests WHERE url IN ({url_marks})", list(urls))}
+    requests = select(f"SELECT * FROM requests WHERE id IN ({', '.join('?' for _ in wanted or [0])}) ORDER BY id",
+                      list(wanted or [0]))
+    rows["requests"] = [r for r in requests if r["id"] in wanted or comparison_key(r["url"]) in keys]
+    return rows
+
+
+def _copy_record(rows: dict[str, list[dict]], record_dir: Path, target: Path) -> list[dict]:
+    """Copy the export files holding the rows (with signatures and tokens); return where each row's line is."""
+    wanted = {(table, r["id"]) for table, items in rows.items() for r in items}
+    files = batches(record_dir)
+    locations, holding = [], set()
+    for path, text in read_ahead(files):
+        if isinstance(text, Exception):
+            raise text
+        for number, line in enumerate(read_lines(path, text), start=2):
+            if "r" in line and (line["t"], line["r"].get("id")) in wanted:
+                name = path.relative_to(record_dir).as_posix()
+                locations.append({"table": line["t"], "id": line["r"]["id"], "file": name, "line": number})
+                holding.add(path)
+    if files:
+        holding.add(files[-1])  # the head the chain runs to
+    target.mkdir(parents=True)
+    for path in sorted(holding):
+        name = path.relative_to(record_dir).as_posix()
+        for item in [path, sshsig.signature_path(path), *(token_path(path, a) for a in tokens_beside(path))]:
+            if item.exists():
+                (target / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(item, target / item.relative_to(record_dir))
+    chain = [{"file": p.relative_to(record_dir).as_posix(), "sha256": file_sha256(p),
+              "previous_sha256": read_header(p).get("previous_sha256")} for p in files]
+    _dump(target / "chain.json", chain)
+    return locations
+
+
+def _cut_warc(requests: list[dict], warc_dir: Path, target: Path) -> list[dict]:
+    """Copy each request's WARC response record (a gzip member: a WARC file of its own) from the local files."""
+    target.mkdir(parents=True)
+    cut = []
+    for row in requests:
+        if row.get("warc_file") is None:
+            continue
+        source = Path(warc_dir) / row["warc_file"]
+        entry = {"request_id": row["id"], "warc_file": row["warc_file"], "offset": row["warc_offset"],
+                 "length": row["warc_length"], "file": None}
+        if source.is_file():
+            with open(source, "rb") as fh:
+                fh.seek(row["warc_offset"])
+                data = fh.read(row["warc_length"])
+            entry["file"] = f"warc/request-{row['id']}.warc.gz"
+            (target / f"request-{row['id']}.warc.gz").write_bytes(data)
+        cut.append(entry)
+    return cut
+
+
+def _dump(path: Path, value) -> None:
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True,
+                               default=encode_value) + "\n", encoding="utf-8")
