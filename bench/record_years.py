@@ -12,7 +12,9 @@ of its UTC year (or shorter period, --months); at 1 January the new year's repos
 from the last file of the old one
 (collector.record.rollover.seed, as `export rollover` does in the workflows), and the old one is
 packed (`git gc`) and measured. Rows, files and their sizes grow linearly with the number of outlets
-(each outlet's rows are independent), so one simulated outlet is scaled to the outlets reported.
+(each outlet's rows are independent), less what every job costs whatever the outlets (its run's rows,
+each file's header): a second record of no outlet at all measures that part, and the simulated outlets
+(2 by default) are scaled above it to the outlets reported.
 
 Reported per year: the repository's packed size, its export files and the largest, the working
 database (largest on any day, as the cache would hold it), WARC release assets per day, a full
@@ -116,15 +118,17 @@ def close_year(year: Year, years: list[Year], db_path: Path, saved: Path, work: 
     target.unlink()
 
 
-def simulate(args, work: Path) -> list[Year]:
+def simulate(args, work: Path, outlets: int) -> list[Year]:
+    """Return each period's figures after simulating the days asked with `outlets` outlets."""
+    work.mkdir(parents=True)
     rng = random.Random(args.seed)
     corpus = growth.Corpus(rng)
     growth.START = datetime.combine(args.start, datetime.min.time(), timezone.utc).replace(minute=17)
     per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
     db_path, saved = work / "takedownwatch.db", work / "saved.db"
     store = Store(db_path)
-    sim = growth.Simulation(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True, rng,
-                            per_kind)
+    sim = growth.Simulation(store, corpus, outlets, args.per_day, args.sources, args.entries, True, rng, per_kind)
+
     def label(day: date) -> str:
         moment = datetime.combine(day, datetime.min.time(), timezone.utc)
         return rollover.period_label(rollover.period_of(moment, args.months), args.months)
@@ -159,8 +163,8 @@ def simulate(args, work: Path) -> list[Year]:
         current.warc += warc_now - warc_before
         warc_before = warc_now
         if (day + 1) % 30 == 0 or day + 1 == args.days:
-            print(f"  {today}: {current.days} days of {current.year}, database {db_path.stat().st_size / MIB:,.0f} MiB "
-                  f"simulated ({time.monotonic() - started:,.0f} s)", flush=True)
+            print(f"  {outlets} outlet(s), {today}: {current.days} days of {current.year}, database "
+                  f"{db_path.stat().st_size / MIB:,.0f} MiB ({time.monotonic() - started:,.0f} s)", flush=True)
     # A job of the next day resumes the cache of the last; the last year is measured as it stands.
     sim.hour(args.days * 24)
     export.export_new(store, years[-1].repo, now=growth.START + timedelta(hours=args.days * 24, minutes=10))
@@ -174,30 +178,55 @@ def simulate(args, work: Path) -> list[Year]:
     return years
 
 
-def report(years: list[Year], args) -> None:
+MEASURES = ("packed", "largest", "db_peak", "db_end", "warc", "rebuild_seconds", "resume_seconds")
+
+
+def at(outlets: int, simulated: Year, baseline: Year | None, k: int) -> dict[str, float]:
+    """Return a period's figures at `outlets` outlets: what a record of none costs, plus each outlet's share.
+
+    Every outlet adds rows of its own, so a figure grows linearly with the
+    outlets; but some of it is paid per job whatever the outlets (the run's
+    rows, each export file's header): the baseline, a record of no outlet,
+    measures that part, and only the rest is scaled.
+    """
+    def value(year: Year, measure: str) -> float:
+        return year.largest[0] if measure == "largest" else getattr(year, measure)
+
+    fixed = {m: value(baseline, m) if baseline else 0.0 for m in MEASURES}
+    return {m: fixed[m] + outlets * (value(simulated, m) - fixed[m]) / k for m in MEASURES}
+
+
+def report(years: list[Year], baseline: list[Year] | None, args) -> None:
     print()
+    k = args.simulate
     for outlets in args.outlets:
-        scale = outlets / args.simulate
-        print(f"At {outlets} outlets x {args.per_day} articles a day (simulated {args.simulate}, scaled x{scale:g}):")
+        print(f"At {outlets} outlets x {args.per_day} articles a day (from {k} simulated outlet(s)"
+              + (" and a record of none, for what every job costs whatever the outlets):" if baseline else "):"))
         print("  period   days  repository (git gc)  files  largest file  working database (peak, end)  "
               "WARC a day  full rebuild  resume")
-        for y in years:
-            fits = "under" if y.packed * scale < GITHUB_RECOMMENDED else "OVER"
-            print(f"  {y.year:<7}  {y.days:>4}  {y.packed * scale / GIB:6.2f} GiB ({fits} 5 GB)  {y.files:>5}  "
-                  f"{y.largest[0] * scale / MIB:6.2f} MiB    {y.db_peak * scale / GIB:6.2f} GiB, "
-                  f"{y.db_end * scale / GIB:6.2f} GiB      {y.warc * scale / max(y.days, 1) / GIB:5.2f} GiB  "
-                  f"{y.rebuild_seconds * scale / 60:7.1f} min  {y.resume_seconds * scale:5.1f} s")
+        for index, y in enumerate(years):
+            f = at(outlets, y, baseline[index] if baseline else None, k)
+            fits = "under" if f["packed"] < GITHUB_RECOMMENDED else "OVER"
+            print(f"  {y.year:<7}  {y.days:>4}  {f['packed'] / GIB:6.2f} GiB ({fits} 5 GB)  {y.files:>5}  "
+                  f"{f['largest'] / MIB:6.2f} MiB    {f['db_peak'] / GIB:6.2f} GiB, "
+                  f"{f['db_end'] / GIB:6.2f} GiB      {f['warc'] / max(y.days, 1) / GIB:5.2f} GiB  "
+                  f"{f['rebuild_seconds'] / 60:7.1f} min  {f['resume_seconds']:5.1f} s")
         print()
-    print("repository: packed bytes after git gc of that year's record repository alone; largest file: the largest "
-          "export file in it (GitHub refuses files over 100 MiB); working database: the database file as a job "
-          "saves it to the Actions cache, largest at any day's end; WARC: bytes of WARC files recorded a day "
-          "(release assets); full rebuild: `export rebuild` from every repository up to that year's end, one "
-          "process; resume: bringing a database saved a day earlier level with its year's repository (49 files).")
+    print("repository: packed bytes after git gc of that period's record repository alone (5 GB: GitHub's "
+          "recommended most); largest file: the largest export file in it (GitHub refuses files over 100 MiB); "
+          "working database: the database file as a job saves it to the Actions cache, largest at any day's end, "
+          "and at the period's end; WARC: bytes of WARC files recorded a day (release assets); full rebuild: "
+          "`export rebuild` from every repository up to that period's end, one process; resume: bringing a "
+          "database saved a day earlier level with its period's repository (49 files; a job an hour later "
+          "reads 2).")
     last = years[-1]
-    print(f"rows at the end (simulated): " + ", ".join(f"{k} {v:,}" for k, v in last.rows.items()))
-    scale = args.outlets[0] / args.simulate
-    print(f"the working database at the end, by table and index, at {args.outlets[0]} outlets: " + ", ".join(
-        f"{name} {size * scale / GIB:.2f} GiB" for name, size in last.composition[:12]))
+    print(f"rows at the end ({k} simulated outlet(s)): " + ", ".join(f"{t} {v:,}" for t, v in last.rows.items()))
+    fixed = dict(baseline[-1].composition) if baseline else {}
+    n = args.outlets[0]
+    sizes = sorted(((name, fixed.get(name, 0) + n * (size - fixed.get(name, 0)) / k)
+                    for name, size in last.composition), key=lambda item: -item[1])
+    print(f"the working database at the end, by table and index, at {n} outlets: " + ", ".join(
+        f"{name} {size / GIB:.2f} GiB" for name, size in sizes[:14]))
 
 
 def main() -> None:
@@ -206,10 +235,12 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=731, help="days simulated (2027 and 2028: 731)")
     parser.add_argument("--months", type=int, default=12, help="months of record in one repository")
     parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
-    parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
+    parser.add_argument("--simulate", type=int, default=2, help="outlets actually simulated")
     parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
     parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
     parser.add_argument("--entries", type=int, default=100, help="entries per listing")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false",
+                        help="scale the simulated outlets alone, without a record of none for the cost per job")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
@@ -220,8 +251,9 @@ def main() -> None:
     print(f"simulating {args.days} days from {args.start}, {args.simulate} outlet(s), {args.per_day} new articles "
           f"a day each, {args.sources} sources x {args.entries} entries, revisits on; work folder {work}", flush=True)
     started = time.monotonic()
-    years = simulate(args, work)
-    report(years, args)
+    years = simulate(args, work / "outlets", args.simulate)
+    baseline = simulate(args, work / "baseline", 0) if args.baseline else None
+    report(years, baseline, args)
     print(f"time {time.monotonic() - started:,.0f} s")
     if not args.keep:
         shutil.rmtree(work)
