@@ -14,6 +14,19 @@ def parse_instant(text: str) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+def parse_given_instant(text: str) -> datetime:
+    """Return an aware UTC datetime from ISO-8601 text that names its offset (Z or +06:00).
+
+    For instants a person or a workflow gives (--now, --deadline): text with no
+    offset is refused, because reading it as UTC would silently move a replay
+    by six hours when it was meant as Dhaka time.
+    """
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError(f"{text!r} names no time zone: add Z (UTC) or an offset such as +06:00")
+    return value.astimezone(timezone.utc)
+
+
 def iso(value: datetime) -> str:
     """Return the canonical ISO-8601 UTC text the record uses (microseconds, Z)."""
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -69,8 +69,37 @@ SOURCE_REVALIDATE_DAYS = 7  # re-run discovery when sources are older than this
 SITEMAP_MAX_DEPTH = 3  # sitemap index nesting followed
 SITEMAP_MAX_CHILDREN = 20  # children of one index read per run, newest first
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # decompressed, per sitemap (protocol limit)
+# A capture that failed for a reason that passes (a server error, a timeout, a
+# dropped connection, a rate limit) is tried again by later runs while its
+# entry's date (or, undated, when it was first listed) is within
+# CAPTURE_WINDOW_HOURS, in at most this many runs: a day of hourly runs, so an
+# outage of hours loses nothing. A 404, a 410, a challenge or a page that is not
+# HTML is an answer, not a failure: never tried again.
+CAPTURE_RETRY_RESULTS = ("server_error", "timeout", "connection_error", "rate_limited")
+CAPTURE_MAX_RUNS = 24
+# Captures tried per outlet per run, newest entry first; the rest wait for the
+# next run. At 2 s a request this is 10 minutes of one host's time; an hourly run
+# at 100 new articles a day has about 4 to do, a day's backlog drains in one run.
+CAPTURES_PER_OUTLET_PER_RUN = 300
+# Consecutive captures failing with timeouts, 5xx or dropped connections after
+# which the outlet's other captures wait a run: one host that stalls every
+# article for a minute would otherwise spend the run on retries.
+CAPTURE_HOST_DOWN_AFTER = 3
 FUTURE_SKEW_SECONDS = 15 * 60  # entries dated this far past our clock are clock jitter: plain 'recent'
 OUTLET_UTC_OFFSET_HOURS = 6  # {date} in source templates is the Dhaka day (UTC+6, no DST since 2009)
+
+# One writer per database (collector/record/lock.py). A command that finds another
+# process writing waits this long, then stops with exit code 75 having sent and
+# written nothing: long enough for an export or a levelling to finish, short
+# enough not to eat a scheduled job's time behind a whole run.
+DATABASE_LOCK_WAIT_SECONDS = 30.0
+
+# A run given a deadline starts no fetch that might end after it: none once less
+# time is left than the fetch's worst case (every attempt to its limits, every
+# backoff: 236 s at the defaults) and this much more, for recording what the
+# last fetch brought (a listing at the size limit, 250,000 entries, is parsed
+# and stored in about 75 s on a 2-core runner) and for the run's end.
+DEADLINE_WORK_SECONDS = 120.0
 
 # Revisits (next stage): hours after first capture.
 RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
@@ -172,7 +201,32 @@ START_LINE_SECONDS = 0.05
 # Revisits run as part of every collection run (the method's next stage).
 RECHECKS_ENABLED = True
 RECHECKS_PER_RUN = 5000  # budget of checks per run, most overdue first; steady state needs ~1,900 at peak (bench/recheck_load.py)
+# Checks of one outlet per run, most overdue first: 400 at 2 s a request is 13
+# minutes of one host; an hourly run has about 35 to do, so a backlog of half a
+# day (an outage) drains in one or two runs and cannot take the run's whole time.
+RECHECKS_PER_OUTLET_PER_RUN = 400
 GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
+# A check that failed for a passing reason (a 5xx, a timeout, a dropped
+# connection, a rate limit, robots.txt unreadable) does not use up its slot:
+# the slot is tried again this many hours after each failed try (at most
+# 1 + len tries in all, spread over two days so an outage of hours is outlived).
+RECHECK_RETRY_RESULTS = ("server_error", "timeout", "connection_error", "rate_limited", "robots_unreachable")
+RECHECK_RETRY_HOURS = (1, 3, 6, 12, 24)
+# Follow-ups and new tries may be taken this many minutes before they fall due.
+# Jobs start at the same minute each hour, so one due a few seconds after a run
+# began would otherwise wait a whole hour; never so early that an absence's
+# checks span less than GONE_MIN_SPAN_HOURS.
+RECHECK_SLACK_MINUTES = 10
+# A check whose snapshot and the one before were made by different extraction
+# software is compared only from both pages' HTML (collector/collect/changes.py).
+# On a fresh runner the older HTML is read from its WARC file's release asset,
+# one byte range a snapshot, after the run's checks: at most this many a run,
+# oldest first (each is a request to the asset host, paced like any host, and
+# one GitHub API request per file: a workflow token may make 1,000 an hour).
+COMPARISONS_PER_RUN = 600
+# A check still not comparable this many days after its first try is left for a
+# person (the release store has been unreachable for a week).
+COMPARISON_RETRY_DAYS = 7
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
 
 # Evidence (collector/evidence/). Export files are signed with an SSH key held

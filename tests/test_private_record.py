@@ -18,7 +18,7 @@ import pytest
 from collector.record import export, folder
 from collector.record import rebuild as rebuilding
 from collector.record.store import Store
-from testing.fake_gh import FakeGitHub
+from testing.fake_github import FakeGitHub
 from tests.record.test_export import dump
 from tests.record.test_rollover import years  # noqa: F401  (two years of record, rolled over)
 

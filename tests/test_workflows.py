@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testing.fake_gh import FakeGitHub
+from testing.fake_github import FakeGitHub
 from tests.test_datasette import record  # noqa: F401  (a database with a row in every table)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -718,9 +718,11 @@ def test_no_job_can_write_the_record_before_it_refused_a_repository_that_is_not_
         assert guard["env"]["VISIBILITY"] == "${{ github.event.repository.visibility }}"
         assert guard["env"]["GH_TOKEN"] == "${{ github.token }}"
         assert "if" not in guard and "continue-on-error" not in guard and "continue-on-error" not in job
-        # Nothing but a checkout of the code comes before it: no request is made from a public repository.
-        assert all(s.get("uses", "").startswith("actions/checkout@") for s in listed[:guards[0]]), path.name
-    for script in ("commit_record.sh", "publish_warc.sh", "record_repository.sh"):
+        # Nothing but the job's deadline and a checkout of the code come before it: no request is made
+        # from a repository that is not private.
+        assert all(s.get("uses", "").startswith("actions/checkout@") or
+                   ("DEADLINE=" in s.get("run", "") and "uses" not in s) for s in listed[:guards[0]]), path.name
+    for script in ("commit_record.sh", "publish_warc.sh", "package_wacz.sh", "record_repository.sh"):
         assert "require_private.sh" in (SCRIPTS / script).read_text(encoding="utf-8"), script
 
 
@@ -757,3 +759,16 @@ def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
     assert order == sorted(order)
     verify = job["steps"][order[-1]]
     assert verify["if"] == f"github.event.schedule != '{prepare}'"  # not daily in December: after a boundary
+
+
+def test_the_collection_ends_by_a_deadline_comfortably_inside_the_jobs_timeout():
+    workflow = load(WORKFLOWS / "collect.yml")
+    job = workflow["jobs"]["collect"]
+    first = job["steps"][0]["run"]
+    minutes = int(re.search(r"date -u -d '\+(\d+) minutes'", first).group(1))
+    assert "DEADLINE=" in first and "GITHUB_ENV" in first  # set before anything else of the job runs
+    # What follows the run (export, publish, push, save a database of gigabytes) keeps 10 minutes or more.
+    assert job["timeout-minutes"] - minutes >= 10
+    step = next(s for s in job["steps"] if "python -m collector run" in s.get("run", ""))
+    assert '--deadline "$DEADLINE"' in step["run"] and '--warc-store "$WARC_STORE"' in step["run"]
+    assert step["env"]["GH_TOKEN"] == "${{ github.token }}"

@@ -7,8 +7,9 @@ from urllib.parse import urlsplit
 import click
 
 from collector import settings
-from collector.cli.options import common_options, edge, make_clock, open_store
+from collector.cli.options import common_options, edge, lock_option, make_clock, open_store
 from collector.collect.context import RunContext, default_vantage
+from collector.record.lock import exclusive
 from collector.urls import is_loopback_host
 from collector.wayback import spn
 from collector.wayback.job import ArchiveRun, Limits
@@ -62,9 +63,10 @@ def service_limits(base_url: str, keys: spn.Keys | None, per_minute: float | Non
               help="Seconds between two status polls of one job.")
 @click.option("--max-wait", type=click.FloatRange(min=0), default=settings.SPN_RUN_SECONDS,
               show_default=True, help="Seconds this run may last; jobs still pending go to the next run.")
+@lock_option
 @edge
 def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_minute, limit,
-            poll_seconds, max_wait):
+            poll_seconds, max_wait, lock_wait):
     """Submit captured pages to the Internet Archive's Save Page Now and confirm their copies.
 
     Pages are taken oldest capture first, skipping those with a confirmed copy,
@@ -80,19 +82,21 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
     keys = spn.keys_from_env()
     interval, loopback = service_interval(base_url, min_interval)
     rate, cap = service_limits(base_url, keys, per_minute)
+    clock = make_clock(now)  # refused before the database is opened
     if keys is None:
         click.echo("archive: no keys were set (IA_ACCESS_KEY, IA_SECRET_KEY), and the Internet Archive "
                    "refuses anonymous submissions (HTTP 401 'You need to be logged in'); trying "
                    f"anonymously at {rate:g} submissions per minute, {cap} per day, until refused", err=True)
-    ctx = RunContext.open(open_store(db), "archive", clock=make_clock(now),
-                          vantage=vantage or default_vantage(), warc_dir=warc_dir,
-                          interval=interval, allow_loopback=loopback)
-    job = ArchiveRun(ctx, base_url, keys, Limits(rate, cap, poll_seconds, max_wait, limit))
-    click.echo(f"archive run {ctx.run_id}: {len(job.queue)} to submit, {len(job.jobs)} jobs to poll",
-               err=True)
-    counts = job.run()
-    ctx.finish()
-    ctx.store.close()
+    with exclusive(db, "archive", lock_wait):
+        ctx = RunContext.open(open_store(db), "archive", clock=clock,
+                              vantage=vantage or default_vantage(), warc_dir=warc_dir,
+                              interval=interval, allow_loopback=loopback)
+        job = ArchiveRun(ctx, base_url, keys, Limits(rate, cap, poll_seconds, max_wait, limit))
+        click.echo(f"archive run {ctx.run_id}: {len(job.queue)} to submit, {len(job.jobs)} jobs to poll",
+                   err=True)
+        counts = job.run()
+        ctx.finish()
+        ctx.store.close()
     click.echo(f"archive run {ctx.run_id} finished: {dict(sorted(counts.items()))}")
     if job.closed:
         click.echo(f"archive run {ctx.run_id} stopped submitting: {job.closed}", err=True)

@@ -7,9 +7,10 @@ import time
 import click
 
 from collector import settings
-from collector.cli.options import make_clock
+from collector.cli.options import Busy, lock_option, make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
+from collector.record.lock import DatabaseBusy, exclusive
 from collector.record.rebuild import rebuild, resume as resume_rebuild
 from collector.record.rollover import due, repositories, seed, since
 from collector.record.store import Store
@@ -33,7 +34,8 @@ def export():
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder (committed to git).")
 @click.option("--warc-dir", default=None, help="Record size and SHA-256 of the WARC files new rows point at.")
 @click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
-def export_new_command(db, out_dir, warc_dir, now):
+@lock_option
+def export_new_command(db, out_dir, warc_dir, now, lock_wait):
     """Write every row added or changed since the last export to one new file.
 
     \b
@@ -42,9 +44,12 @@ def export_new_command(db, out_dir, warc_dir, now):
     """
     when = make_clock(now).now()
     try:
-        store = Store(db)
-        result = export_new(store, out_dir, warc_dir=warc_dir, now=when)
-        store.close()
+        with exclusive(db, "export new", lock_wait):
+            store = Store(db)
+            result = export_new(store, out_dir, warc_dir=warc_dir, now=when)
+            store.close()
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     if result.path is None:
@@ -65,7 +70,8 @@ FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
-def rebuild_command(out_dirs, db, resume):
+@lock_option
+def rebuild_command(out_dirs, db, resume, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
@@ -87,10 +93,13 @@ def rebuild_command(out_dirs, db, resume):
             click.echo(f"  read {done}/{total} export files ({done / total:.0%})", err=True)
 
     try:
-        if resume:
-            files, counts = resume_rebuild(list(out_dirs), db, progress)
-        else:
-            counts = rebuild(list(out_dirs), db, progress)
+        with exclusive(db, "export rebuild", lock_wait):
+            if resume:
+                files, counts = resume_rebuild(list(out_dirs), db, progress)
+            else:
+                counts = rebuild(list(out_dirs), db, progress)
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())

@@ -17,8 +17,12 @@ from collector import settings
 from collector.collect.shards import parse_shard
 from collector.net.slots import vantage_slots
 from collector.errors import BadArgument
-from collector.cli.options import check_interval, check_source_address, common_options, edge, make_clock, open_store
+from collector.cli.options import (
+    check_interval, check_source_address, common_options, edge, given_instant, lock_option, make_clock, open_store,
+)
 from collector.collect.context import RunContext, default_vantage
+from collector.net.releases import ReleaseStore, token_from_env
+from collector.record.lock import exclusive
 from collector.registry import load_registry
 from collector.record.registry_mirror import sync_registry
 
@@ -33,27 +37,47 @@ def cli():
     """
 
 
-def _start(db, warc_dir, outlets, now, vantage, min_interval, command, vantage_slot="1/1", source_address=None):
+def _prepare(outlets, now, min_interval, only=(), *, deadline=None, warc_store=None, vantage_slot="1/1",
+             source_address=None) -> dict:
+    """Return what a collecting command needs, every argument checked before anything is opened or sent."""
     registry = load_registry(outlets)  # a malformed registry stops here, before any request
-    interval, loopback = check_interval(min_interval, registry)
+    interval, loopback = check_interval(min_interval, registry, extra=[warc_store] if warc_store else [])
     slots = vantage_slots(vantage_slot, interval)
     if source_address:
         check_source_address(source_address)
     clock = make_clock(now)
+    unknown = [o for o in only if o not in registry.outlets]
+    if unknown:
+        raise click.BadParameter(f"unknown outlet id(s): {', '.join(unknown)} (not in {outlets})",
+                                 param_hint="--outlet")
+    ends = given_instant(deadline, "--deadline") if deadline else None
+    if ends is not None and ends <= clock.now():
+        raise click.BadParameter(f"{deadline} is not after the run's start ({clock.now_iso()})",
+                                 param_hint="--deadline")
+    return {"registry": registry, "interval": interval, "loopback": loopback, "clock": clock, "deadline": ends,
+            "warc_store": warc_store, "slots": slots, "source_address": source_address}
+
+
+def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
+    """Return a run context on the database, the registry mirrored into it (the caller holds the lock)."""
     store = open_store(db)
-    sync_registry(store, registry, clock)
+    sync_registry(store, prepared["registry"], prepared["clock"])
     options = {}
-    if loopback:
+    interval = prepared["interval"]
+    if prepared["loopback"]:
         # A loopback test run scales the retry delays with the interval, so
         # they still grow but a demo or test does not wait 20 s per retry.
         scale = interval / settings.MIN_INTERVAL_SECONDS
         options["backoff"] = tuple(delay * scale for delay in settings.BACKOFF_SECONDS)
-    if slots.count > 1:
-        options["slots"] = slots
-    if source_address:
-        options["source_address"] = source_address
-    ctx = RunContext.open(store, command, clock=clock, vantage=vantage or default_vantage(),
-                          warc_dir=warc_dir, interval=interval, allow_loopback=loopback, **options)
+    if prepared["slots"].count > 1:
+        options["slots"] = prepared["slots"]
+    if prepared["source_address"]:
+        options["source_address"] = prepared["source_address"]
+    ctx = RunContext.open(store, command, clock=prepared["clock"], vantage=vantage or default_vantage(),
+                          warc_dir=warc_dir, interval=interval, allow_loopback=prepared["loopback"],
+                          deadline=prepared["deadline"], **options)
+    if prepared["warc_store"]:
+        ctx.warc_store = ReleaseStore(ctx.fetcher, prepared["warc_store"], token_from_env())
     return ctx
 
 
@@ -82,30 +106,45 @@ def _progress(done: int, total: int, summary: dict) -> None:
                    "of V, so every site still sees at most one request per interval.")
 @click.option("--source-address", default=None,
               help="Local IP address every connection leaves from (a multi-homed runner).")
+@click.option("--deadline", default=None,
+              help="ISO-8601 instant (with its time zone) after which no fetch is started that might not end "
+                   "before it; what is left waits for the next run.")
+@click.option("--warc-store", default=None,
+              help="GitHub API address of the repository whose releases hold the WARC files "
+                   "(https://api.github.com/repos/OWNER/REPO); token from GH_TOKEN or GITHUB_TOKEN.")
+@lock_option
 @edge
-def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address):
+def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address, deadline,
+        warc_store, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
+
+    With --deadline the run ends in time for the job to export and save: captures,
+    checks and comparisons not started are carried over. With --warc-store a check
+    across an extractor upgrade reads the older page's WARC record from its release asset.
 
     \b
     Example:
-        python -m collector run --vantage github-actions
+        python -m collector run --vantage github-actions --deadline 2026-09-01T01:00:00Z
     """
     from collector.collect.pipeline import active_outlets, run_collection
     from collector.collect.revisits import run_rechecks
     from collector.collect.vantages import compare_run
 
-    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "run", vantage_slot, source_address)
-    targets = active_outlets(ctx, list(only) or None, shard)
-    click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
-               + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)
-    run_collection(ctx, targets, progress=_progress)
-    if settings.RECHECKS_ENABLED:
-        # A shard revisits only its own outlets' articles: another process paces the others' hosts.
-        run_rechecks(ctx, outlets={o.id for o in targets} if shard[1] > 1 else None)
-    compare_run(ctx)  # this run's answers against other vantages' for the same addresses
-    ctx.finish()
-    counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
-    ctx.store.close()
+    prepared = _prepare(outlets, now, min_interval, only, deadline=deadline, warc_store=warc_store,
+                        vantage_slot=vantage_slot, source_address=source_address)
+    with exclusive(db, "run", lock_wait):
+        ctx = _open(db, warc_dir, vantage, "run", prepared)
+        targets = active_outlets(ctx, list(only) or None, shard)
+        click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
+                   + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)
+        run_collection(ctx, targets, progress=_progress)
+        if settings.RECHECKS_ENABLED:
+            # A shard revisits only its own outlets' articles: another process paces the others' hosts.
+            run_rechecks(ctx, outlets={o.id for o in targets} if shard[1] > 1 else None)
+        compare_run(ctx)  # this run's answers against other vantages' for the same addresses
+        ctx.finish()
+        counts = ctx.store.one("SELECT counts FROM run_finishes WHERE run_id = ?", (ctx.run_id,))["counts"]
+        ctx.store.close()
     click.echo(f"run {ctx.run_id} finished: {counts}")
 
 
@@ -113,8 +152,9 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_
 @common_options
 @click.option("--min-interval", type=float, default=None, help="As for `run`.")
 @click.option("--outlet", "only", multiple=True, required=True, help="Outlet id (repeatable).")
+@lock_option
 @edge
-def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
+def discover(db, warc_dir, outlets, now, vantage, min_interval, only, lock_wait):
     """Look for an outlet's feeds and news sitemaps and print every address tried.
 
     \b
@@ -124,20 +164,19 @@ def discover(db, warc_dir, outlets, now, vantage, min_interval, only):
     from collector.collect.discovery import Discoverer
     from collector.collect.pipeline import active_outlets
 
-    ctx = _start(db, warc_dir, outlets, now, vantage, min_interval, "discover")
-    known = {o.id: o for o in active_outlets(ctx)}
-    missing = [o for o in only if o not in known]
-    if missing:
-        raise click.BadParameter(f"unknown outlet id(s): {', '.join(missing)}", param_hint="--outlet")
-    for outlet_id in only:
-        result = Discoverer(ctx, known[outlet_id]).run()
-        click.echo(f"{outlet_id}: tried {len(result.tried)}, valid {len(result.valid)}")
-        for url, found_via, outcome, detail in result.tried:
-            click.echo(f"  {outcome:<20} {found_via:<20} {url}" + (f"  ({detail})" if detail else ""))
-        for url, kind in result.valid:
-            click.echo(f"  source: {kind:<13} {url}")
-    ctx.finish()
-    ctx.store.close()
+    prepared = _prepare(outlets, now, min_interval, only)
+    with exclusive(db, "discover", lock_wait):
+        ctx = _open(db, warc_dir, vantage, "discover", prepared)
+        known = {o.id: o for o in active_outlets(ctx)}
+        for outlet_id in only:
+            result = Discoverer(ctx, known[outlet_id]).run()
+            click.echo(f"{outlet_id}: tried {len(result.tried)}, valid {len(result.valid)}")
+            for url, found_via, outcome, detail in result.tried:
+                click.echo(f"  {outcome:<20} {found_via:<20} {url}" + (f"  ({detail})" if detail else ""))
+            for url, kind in result.valid:
+                click.echo(f"  source: {kind:<13} {url}")
+        ctx.finish()
+        ctx.store.close()
 
 
 def _existing_store(db: str):

@@ -27,9 +27,13 @@ from collector.review.order import VANTAGE_DIFFERENCES_SQL, format_difference, f
 def review(db, warc_dir, outlets, now, vantage, kinds, limit):
     """List events for people to review, the oldest articles' events first.
 
-    Age is hours from an article's first capture to the check that first saw
-    the change (for a gone, the first absent check). It orders the list; it never decides what is recorded. The same
-    order is the Datasette canned query events.REVIEW_ORDER_SQL.
+    A change happened between the last time the article was seen as before and
+    the first time it was seen changed (for a gone: the last snapshot and the
+    first absent check). Each event shows the article's age, hours from its
+    first capture, at both moments; the list is ordered by the earlier, the
+    earliest the change can have happened. Age orders the list; it never
+    decides what is recorded. The same order is the Datasette canned query
+    (collector/review/order.py REVIEW_ORDER_SQL).
 
     \b
     Example:

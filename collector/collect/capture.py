@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from datetime import timedelta
 
+from collector import settings
+from collector.clock import parse_instant
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
@@ -16,41 +19,80 @@ from collector.record.store import insert_row
 from collector.urls import comparison_key
 
 # A capture refused because the site's robots.txt could not be read is
-# deferred: the site was off limits for that run only.
+# deferred: the site was off limits for that run only, and nothing was asked.
 DEFERRED_RESULTS = ("robots_unreachable",)
+# Results that say the host, not the article, is failing: after
+# settings.CAPTURE_HOST_DOWN_AFTER of them in a row the outlet's other
+# captures wait for the next run rather than spend minutes each on retries.
+HOST_DOWN_RESULTS = ("timeout", "connection_error", "server_error")
 
 
-def pending(ctx: RunContext, outlet_id: str) -> list:
-    """Return the outlet's queued addresses, newest entry first (undated after dated)."""
+def pending(ctx: RunContext, outlet_id: str, limit: int | None = None) -> list:
+    """Return the outlet's queued addresses, newest entry first, at most limit.
+
+    Undated entries come after dated ones, the most recently queued first and,
+    from one listing, in its order: a feed of 200,000 undated entries queued
+    once does not hold back the undated articles it lists later.
+    """
     return ctx.store.query(
-        "SELECT url_key, url, article_id FROM capture_queue WHERE outlet_id = ? AND state = 'pending' "
-        "ORDER BY sort_time IS NULL, sort_time DESC, queued_at", (outlet_id,))
+        "SELECT url_key, url, article_id, attempts, COALESCE(sort_time, queued_at) AS listed "
+        "FROM capture_queue WHERE outlet_id = ? AND state = 'pending' "
+        "ORDER BY sort_time IS NULL, sort_time DESC, queued_at DESC, rowid LIMIT ?",
+        (outlet_id, -1 if limit is None else limit))
 
 
 def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) -> int:
     """Return how many snapshots were made for one outlet's queue in this run.
 
-    One address's failure, even a bug of ours in extracting its page, is
-    recorded and settles that address as failed: the outlet's other captures
-    go on, and the address is not first in the queue again next run.
+    At most settings.CAPTURES_PER_OUTLET_PER_RUN (or limit) are tried, newest
+    first; the rest, and everything once the run's deadline is near or the
+    host has failed settings.CAPTURE_HOST_DOWN_AFTER times in a row, stay
+    queued for the next run with no attempt counted. One address's failure,
+    even a bug of ours in extracting its page, is recorded and settles that
+    address as failed: the outlet's other captures go on, and the address is
+    not first in the queue again next run. A capture waiting to retry lets the
+    outlet's next address go first (Fetcher.fetch_each).
     """
-    made = 0
-    items = pending(ctx, outlet_id)[:limit]
-    # A capture waiting to retry lets the outlet's next address go first (fetch_each).
-    answers = ctx.fetcher.fetch_each(items, lambda item: item["url"], purpose="capture", outlet_id=outlet_id)
-    for item, response in answers:
+    budget = settings.CAPTURES_PER_OUTLET_PER_RUN if limit is None else limit
+    items = pending(ctx, outlet_id, budget + 1)
+    if len(items) > budget:
+        ctx.count("capture_over_budget")
+        items = items[:budget]
+    made, failing, started, ended = 0, [0], [0], [0]
+
+    def feed():
+        """Yield the items to fetch, stopping when the host keeps failing or the run is out of time.
+
+        A capture still waiting to retry may be failing too: none is begun while
+        those and the failures in a row could make the host down (as revisits do).
+        """
+        for done, item in enumerate(items):
+            if (failing[0] + started[0] - ended[0] >= settings.CAPTURE_HOST_DOWN_AFTER
+                    or ctx.out_of_time("capture")):
+                ctx.count("capture_carried_over", len(items) - done)
+                return
+            if item["attempts"] and _outside_window(ctx, item["listed"]):
+                _give_up(ctx, item["url_key"])
+                continue
+            started[0] += 1
+            yield item
+
+    for item, response in ctx.fetcher.fetch_each(feed(), lambda item: item["url"], purpose="capture",
+                                                 outlet_id=outlet_id):
         try:
-            # One transaction for the snapshot and its queue row: a run killed
-            # between the two would leave the article pending, captured again
+            # One transaction for the snapshot, the attempt and its queue row: a run
+            # killed between them would leave the article pending, captured again
             # by the next run.
             with ctx.store.transaction():
                 snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
-                _settle(ctx, item["url_key"], response, snapshot_id)
+                _settle(ctx, item, response, snapshot_id)
             made += snapshot_id is not None
         except RecordWriteError:
             raise
         except Exception as exc:  # noqa: BLE001 - one address, recorded; the outlet goes on
             _failed_item(ctx, outlet_id, item, response, exc)
+        ended[0] += 1
+        failing[0] = failing[0] + 1 if response.result in HOST_DOWN_RESULTS else 0
     return made
 
 
@@ -65,14 +107,43 @@ def _failed_item(ctx: RunContext, outlet_id: str, item, response: Response | Non
         (response.request_id if response else None, ctx.clock.now_iso(), item["url_key"]))
 
 
-def _settle(ctx: RunContext, url_key: str, response: Response, snapshot_id: int | None) -> None:
-    if response.result in DEFERRED_RESULTS:
-        return
-    state = "captured" if snapshot_id is not None else "failed"
-    ctx.count(f"capture_{state}")
+def _outside_window(ctx: RunContext, listed: str) -> bool:
+    """Return True when an entry listed (dated, or first queued) at `listed` is past the capture window."""
+    age = ctx.clock.now() - parse_instant(listed)
+    return age > timedelta(hours=settings.CAPTURE_WINDOW_HOURS)
+
+
+def _give_up(ctx: RunContext, url_key: str) -> None:
+    """Mark a capture tried before as failed for good: its entry has left the capture window."""
+    ctx.count("capture_expired")
+    ctx.store.execute("UPDATE capture_queue SET state = 'failed', done_at = ? WHERE url_key = ?",
+                      (ctx.clock.now_iso(), url_key))
+
+
+def _settle(ctx: RunContext, item, response: Response, snapshot_id: int | None) -> None:
+    """Record the attempt and move the queue row on: captured, tried again later, or failed."""
+    tried = item["attempts"] + (response.result not in DEFERRED_RESULTS)
+    if snapshot_id is not None:
+        then = "captured"
+    elif response.result in DEFERRED_RESULTS:
+        then = "deferred"
+    elif response.result in settings.CAPTURE_RETRY_RESULTS and tried < settings.CAPTURE_MAX_RUNS:
+        then = "retry"
+    else:
+        then = "failed"
+    now = ctx.clock.now_iso()
     ctx.store.execute(
-        "UPDATE capture_queue SET state = ?, last_request_id = ?, done_at = ? WHERE url_key = ?",
-        (state, response.request_id, ctx.clock.now_iso(), url_key))
+        "INSERT INTO capture_attempts (article_id, url_key, run_id, attempted_at, request_id, request_chain, "
+        "result, snapshot_id, try_number, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (item["article_id"], item["url_key"], ctx.run_id, now, response.request_id, json.dumps(response.chain),
+         response.result, snapshot_id, tried, then))
+    ctx.count(f"capture_{then}")
+    if then == "deferred":
+        return
+    state = {"captured": "captured", "retry": "pending", "failed": "failed"}[then]
+    ctx.store.execute(
+        "UPDATE capture_queue SET state = ?, attempts = ?, last_request_id = ?, done_at = ? WHERE url_key = ?",
+        (state, tried, response.request_id, None if state == "pending" else now, item["url_key"]))
 
 
 def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose: str) -> int | None:

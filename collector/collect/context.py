@@ -6,8 +6,11 @@ import json
 import os
 import socket
 import subprocess
+import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from collector import settings
 from collector.clock import Clock
@@ -15,6 +18,9 @@ from collector.net.fetcher import Fetcher
 from collector.net.ledger import Ledger
 from collector.record.store import Store
 from collector.net.warc import WarcLog
+
+
+_NOTE_LOCK = threading.Lock()  # outlet threads reach the deadline together; one note is made
 
 
 def default_vantage() -> str:
@@ -50,18 +56,21 @@ class RunContext:
     warc: WarcLog | None = None
     counts: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    deadline: datetime | None = None  # on the run's clock: no fetch is started that might end after it
+    warc_store: Any = None  # a net.releases.ReleaseStore: WARC records of earlier runs, from release assets
 
     @classmethod
     def open(cls, store: Store, command: str, *, clock: Clock, vantage: str,
              warc_dir: str | Path | None = None, interval: float = settings.MIN_INTERVAL_SECONDS,
-             allow_loopback: bool = False, **fetcher_options) -> "RunContext":
+             allow_loopback: bool = False, deadline: datetime | None = None,
+             **fetcher_options) -> "RunContext":
         """Return a context with a new run row (and a fetcher when warc_dir is given)."""
         run_id = store.insert("runs", {
             "command": command, "started_at": clock.now_iso(), "vantage": vantage,
             "software_version": settings.__version__, "git_revision": git_revision(),
             "settings": settings_snapshot(),
         })
-        ctx = cls(store, clock, run_id, vantage)
+        ctx = cls(store, clock, run_id, vantage, deadline=deadline)
         if warc_dir is not None:
             ctx.warc = WarcLog(warc_dir, run_id, clock.now())
             ledger = Ledger(store, run_id, vantage, clock, ctx.warc)
@@ -72,6 +81,28 @@ class RunContext:
             ctx.fetcher = Fetcher(ledger, clock=clock, interval=interval,
                                   allow_loopback=allow_loopback, **fetcher_options)
         return ctx
+
+    def fetch_reserve(self) -> float:
+        """Return the seconds one fetch may take at worst: every attempt to its whole-response limit, every backoff."""
+        if self.fetcher is None:
+            return 0.0
+        total = self.fetcher.timeouts[2] + self.fetcher.timeouts[0]
+        waits = sum(self.fetcher.backoff[:settings.MAX_ATTEMPTS - 1])
+        return settings.MAX_ATTEMPTS * (total + self.fetcher.interval) + waits
+
+    def out_of_time(self, stage: str) -> bool:
+        """Return True, and note it once for the run, when a fetch started now might end after the deadline."""
+        if self.deadline is None:
+            return False
+        left = (self.deadline - self.clock.now()).total_seconds()
+        if left >= self.fetch_reserve() + settings.DEADLINE_WORK_SECONDS:
+            return False
+        with _NOTE_LOCK:
+            if not self.counts.get("stopped_at_deadline"):
+                self.counts["stopped_at_deadline"] = 1
+                self.warnings.append(f"deadline: stopped starting fetches ({stage}) with {max(left, 0):.0f} s left; "
+                                     "the rest is carried over to the next run")
+        return True
 
     def count(self, name: str, amount: int = 1) -> None:
         """Add to one of the run's counters."""

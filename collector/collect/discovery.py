@@ -56,7 +56,9 @@ class Discoverer:
         self._tried: set[str] = set()
 
     def run(self) -> Discovery:
-        """Return the record of this round, after trying candidates in the method's order."""
+        """Return the record of this round, after trying candidates in the method's order (until the deadline)."""
+        if self.ctx.out_of_time("discovery"):
+            return self.result
         host = self.ctx.fetcher.robots_for(self.outlet.homepage, self.outlet.id)
         if host.state == "unreachable":
             # The whole site is off limits: one probe says so, nothing is sent.
@@ -75,7 +77,7 @@ class Discoverer:
 
     def try_all(self, candidates) -> None:
         for url, found_via in candidates:
-            if self.result.complete():
+            if self.result.complete() or self.ctx.out_of_time("discovery"):
                 return
             self.probe(url, found_via)
 

@@ -9,13 +9,18 @@
   article's previous one, compared after normalise_for_comparison, so an
   NFC/NFD spelling is no change and a gained or lost ZWJ is one. When the two
   snapshots were extracted by different software, the side(s) not made by the
-  current extractor are extracted again from the HTML in the WARC file, so a
-  change in our software is never reported as a change by the outlet.
+  current extractor are extracted again from their HTML (a WARC file here or
+  its release asset: collector/collect/comparisons.py); when that HTML cannot
+  be had the check is recorded as not comparable and compared again later, so
+  a change in our software is never reported as a change by the outlet.
 
-Every event carries the article's age: hours from its first capture to the
-check that first observed the change (for a gone, the first absent check).
-Age orders review (collector/review/order.py); it never decides whether an
-event is recorded.
+Every event says when the change happened as an interval: the last time the
+article was seen as before (last_unchanged_at: the previous snapshot; for a
+gone the last snapshot, for a reappeared the last absent check) and the first
+time it was seen changed (first_changed_at). It is aged at both ends, in hours
+from first capture; review order uses the earlier (age_min_hours), the
+earliest the change can have happened (collector/review/order.py). Age never
+decides whether an event is recorded.
 """
 
 from __future__ import annotations
@@ -71,13 +76,15 @@ def is_gone(conn, article_id: int) -> bool:
 
 # -- recording -----------------------------------------------------------------
 
-def after_check(ctx, conn, check_id: int, warc_root: str | Path) -> list[str]:
-    """Return the kinds of the events recorded for a check just inserted (inside its transaction)."""
-    check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()
+def after_check(ctx, conn, check) -> list[str]:
+    """Return the kinds of the gone and reappeared events recorded for a check just inserted.
+
+    Changes of a present check are collector/collect/changes.py's.
+    """
     if check["outcome"] == "absent":
         return _gone(ctx, conn, check)
     if check["outcome"] == "present":
-        return _reappeared(ctx, conn, check) + _changed(ctx, conn, check, Path(warc_root))
+        return _reappeared(ctx, conn, check)
     return []
 
 
@@ -88,16 +95,25 @@ def article_age_hours(conn, article_id: int, at: str) -> float:
     return (parse_instant(at) - parse_instant(first)).total_seconds() / 3600
 
 
-def _record(ctx, conn, check, kind: str, evidence: dict, field: str | None = None, before=None,
-            after=None, extractors: tuple[str | None, str | None] = (None, None), seen_at: str | None = None) -> str:
-    """Return the kind after inserting one event decided by `check`, aged at `seen_at` (default: the check)."""
+def record_event(ctx, conn, check, kind: str, evidence: dict, between: tuple[str | None, str],
+                 field: str | None = None, before=None, after=None,
+                 extractors: tuple[str | None, str | None] = (None, None), detected_at: str | None = None) -> str:
+    """Return the kind after inserting one event decided by `check`.
+
+    `between` is (last seen as before, first seen changed): the change
+    happened in that interval. The event is aged at both ends; review order
+    uses the earlier (age_min_hours), article_age_hours is the later.
+    """
+    unchanged, changed = between
+    article = check["article_id"]
     conn.execute(
         "INSERT INTO events (article_id, kind, field, before, after, detected_at, article_age_hours, "
-        "check_id, evidence, extractor_before, extractor_after, run_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (check["article_id"], kind, field, before, after, check["performed_at"],
-         article_age_hours(conn, check["article_id"], seen_at or check["performed_at"]), check["id"],
-         json.dumps(evidence, sort_keys=True), *extractors, ctx.run_id))
+        "check_id, evidence, extractor_before, extractor_after, run_id, last_unchanged_at, first_changed_at, "
+        "age_min_hours) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (article, kind, field, before, after, detected_at or check["performed_at"],
+         article_age_hours(conn, article, changed), check["id"], json.dumps(evidence, sort_keys=True),
+         *extractors, ctx.run_id, unchanged, changed,
+         None if unchanged is None else article_age_hours(conn, article, unchanged)))
     return kind
 
 
@@ -111,14 +127,16 @@ def _gone(ctx, conn, check) -> list[str]:
         "SELECT id FROM checks WHERE article_id = ? AND outcome = 'inconclusive' AND performed_at > ? "
         "AND performed_at < ? ORDER BY performed_at", (check["article_id"], streak[0]["performed_at"],
                                                       streak[-1]["performed_at"])).fetchall()
-    last_seen = conn.execute("SELECT MAX(id) FROM snapshots WHERE article_id = ?",
-                             (check["article_id"],)).fetchone()[0]
+    last_seen = conn.execute("SELECT id, captured_at FROM snapshots WHERE article_id = ? AND captured_at < ? "
+                             "ORDER BY captured_at DESC, id DESC LIMIT 1",
+                             (check["article_id"], streak[0]["performed_at"])).fetchone()
     evidence = {"check": check["id"], "absent_checks": [row["id"] for row in streak],
-                "inconclusive_checks": [row["id"] for row in between], "last_snapshot": last_seen,
+                "inconclusive_checks": [row["id"] for row in between], "last_snapshot": last_seen["id"],
                 "span_hours": round((times[-1] - times[0]).total_seconds() / 3600, 3)}
-    # Aged when the absence was first seen, the nearest known time of the change;
-    # detected_at stays the check at which the rule was met.
-    return [_record(ctx, conn, check, "gone", evidence, seen_at=streak[0]["performed_at"])]
+    # Gone between the last snapshot and the first absent check; detected_at stays
+    # the check at which the rule was met.
+    seen = (last_seen["captured_at"], streak[0]["performed_at"])
+    return [record_event(ctx, conn, check, "gone", evidence, seen)]
 
 
 def _reappeared(ctx, conn, check) -> list[str]:
@@ -127,28 +145,18 @@ def _reappeared(ctx, conn, check) -> list[str]:
         return []
     gone = conn.execute("SELECT MAX(id) FROM events WHERE article_id = ? AND kind = 'gone'",
                         (check["article_id"],)).fetchone()[0]
+    last_absent = conn.execute("SELECT MAX(performed_at) FROM checks WHERE article_id = ? AND outcome = 'absent' "
+                               "AND performed_at < ?", (check["article_id"], check["performed_at"])).fetchone()[0]
     evidence = {"check": check["id"], "snapshot": check["snapshot_id"], "gone_event": gone}
-    return [_record(ctx, conn, check, "reappeared", evidence)]
+    return [record_event(ctx, conn, check, "reappeared", evidence, (last_absent, check["performed_at"]))]
 
 
-def _changed(ctx, conn, check, warc_root: Path) -> list[str]:
-    """Return one 'changed' per field in which this check's snapshot differs from the one before."""
-    new = conn.execute("SELECT * FROM snapshots WHERE id = ?", (check["snapshot_id"],)).fetchone()
-    old = conn.execute("SELECT * FROM snapshots WHERE article_id = ? AND id != ? AND captured_at <= ? "
-                       "ORDER BY captured_at DESC, id DESC LIMIT 1",
-                       (new["article_id"], new["id"], new["captured_at"])).fetchone()
-    if old is None:
-        return []
-    (before, after), note = comparable_values(old, new, warc_root)
-    if note.get("reextract_error"):
-        ctx.warnings.append(f"article {new['article_id']}: {note['reextract_error']}")
-    evidence = {"check": check["id"], "snapshot_before": old["id"], "snapshot_after": new["id"], **note}
-    return [_record(ctx, conn, check, "changed", evidence, field, before[field], after[field],
-                    (old["extractor"], new["extractor"]))
-            for field in FIELDS if _differs(before[field], after[field])]
+def stored(snapshot) -> dict:
+    """Return a snapshot's compared fields as stored."""
+    return {f: snapshot[f] for f in FIELDS}
 
 
-def _differs(before: str | None, after: str | None) -> bool:
+def differs(before: str | None, after: str | None) -> bool:
     """Return True when two stored values differ in the method's comparison form (None counts as empty)."""
     return normalise_for_comparison(before or "") != normalise_for_comparison(after or "")
 
@@ -161,31 +169,14 @@ def current_extractor() -> str:
     return extractor_fingerprint()
 
 
-def comparable_values(old, new, warc_root: Path) -> tuple[tuple[dict, dict], dict]:
-    """Return ((before, after) field values fit to compare, a note for the evidence).
-
-    Snapshots made by one extractor are compared as stored. Otherwise each side
-    the current extractor did not make is extracted again from its own HTML.
-    """
-    sides = [{f: row[f] for f in FIELDS} for row in (old, new)]
-    if old["extractor"] == new["extractor"]:
-        return (sides[0], sides[1]), {}
-    note: dict = {"compared_by": current_extractor(), "reextracted": []}
-    for index, (name, row) in enumerate((("before", old), ("after", new))):
-        if row["extractor"] == current_extractor():
-            continue
-        try:
-            sides[index] = reextract(row, warc_root)
-            note["reextracted"].append(name)
-        except WarcReadError as exc:
-            # Recorded, never hidden: the reviewer sees the two fingerprints and why.
-            note["reextract_error"] = f"snapshot {row['id']}: {exc}"
-    return (sides[0], sides[1]), note
-
-
 def reextract(snapshot, warc_root: Path) -> dict:
     """Return the snapshot's field values as the current extractor reads its stored HTML."""
     body, content_type = read_response_body(warc_root, snapshot["warc_file"], snapshot["warc_offset"])
+    return values_from_html(snapshot, body, content_type)
+
+
+def values_from_html(snapshot, body: bytes, content_type: str | None) -> dict:
+    """Return the snapshot's field values as the current extractor reads `body`, which must be its HTML."""
     if hashlib.sha256(body).hexdigest() != snapshot["html_sha256"]:
         raise WarcReadError(f"the WARC record at {snapshot['warc_file']}:{snapshot['warc_offset']} "
                             "is not the HTML the snapshot was made from")

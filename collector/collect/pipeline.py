@@ -43,7 +43,9 @@ def collect_outlet(ctx: RunContext, outlet: OutletRow) -> dict:
         discovered = True
         sources = current_sources(ctx, outlet.id)
     listed = [reader.read(url) for url, _kind in sources]
-    if sources and not any(listed) and not discovered and not _read_this_run(ctx, outlet.id):
+    # Sources left unread for want of time say nothing about them: no rediscovery then.
+    if (sources and not any(listed) and not discovered and not _read_this_run(ctx, outlet.id)
+            and not ctx.out_of_time("listing")):
         # No source works any more: look again in the same run.
         Discoverer(ctx, outlet, reader).run()
     captured = capture_outlet(ctx, outlet.id)

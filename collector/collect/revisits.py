@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from collector.collect import events
+from collector.collect import changes, events
 from collector import settings
 from collector.collect.capture import snapshot_from
 from collector.clock import iso, parse_instant
@@ -62,7 +62,7 @@ HOST_DOWN_RESULTS = ("timeout", "connection_error", "server_error")
 
 @dataclass(frozen=True)
 class DueCheck:
-    """One check that has fallen due: which article, which slot, since when."""
+    """One check that has fallen due: which article, which slot, since when, and which try."""
 
     article_id: int
     outlet_id: str
@@ -70,6 +70,9 @@ class DueCheck:
     slot: str
     due_at: datetime
     follows_check_id: int | None = None
+    retry_of: int | None = None  # the failed try of the same slot this one repeats
+    try_number: int = 1
+    ready_at: datetime | None = None  # when a run may take it (a follow-up or retry: a little before due_at)
 
 
 # -- schedule -----------------------------------------------------------------
@@ -84,57 +87,91 @@ def _pairs(kind: str, count: int) -> str:
     return ", ".join(f"(:{kind}{n}a, :{kind}{n}b)" for n in range(count))
 
 
+def _retried(prefix: str = "o") -> str:
+    """Return the SQL test that a check failed for a passing reason (settings.RECHECK_RETRY_RESULTS)."""
+    results = ", ".join(f"'{r}'" for r in settings.RECHECK_RETRY_RESULTS)
+    return f"{prefix}.outcome = 'inconclusive' AND {prefix}.result IN ({results})"
+
+
+# A retried slot is labelled '<slot>#<try>': '8760h#2', 'followup:12+6h#3'.
+_NEXT_TRY = ("CASE WHEN instr(o.slot, '#') > 0 THEN substr(o.slot, 1, instr(o.slot, '#') - 1) ELSE o.slot END"
+             " || '#' || (o.try_number + 1)")
+
+
 def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] | None = None) -> tuple[str, dict]:
-    """Return (SQL, parameters) selecting the scheduled checks not yet performed that fall due by `until`.
+    """Return (SQL, parameters) selecting the scheduled checks not yet performed that may be taken by `until`.
 
-    With `outlets`, only their articles' checks (a shard's: collect/shards.py).
-
-    The due test comes before the NOT EXISTS probe so slots still in the
-    future cost no index lookup.
+    Three kinds: regular slots, follow-ups of a first absence, and new tries
+    of a check that failed for a passing reason (settings.RECHECK_RETRY_HOURS
+    after the try before, at most 1 + that many tries). Follow-ups and tries
+    may be taken settings.RECHECK_SLACK_MINUTES early. With `outlets`, only
+    their articles' checks (a shard's: collect/shards.py). The due test comes
+    before the NOT EXISTS probe so slots still in the future cost no index lookup.
     """
     slots = [(f"{_label(h)}h", float(h)) for h in settings.RECHECK_SCHEDULE_HOURS]
     follow = [(_label(h), float(h)) for h in settings.GONE_FOLLOWUP_HOURS]
+    retry = [(float(n), float(h)) for n, h in enumerate(settings.RECHECK_RETRY_HOURS, start=1)]
     sql = f"""
     WITH slots(slot, hours) AS (VALUES {_pairs("s", len(slots))}),
          follow(label, hours) AS (VALUES {_pairs("f", len(follow))}),
+         retry(try, hours) AS (VALUES {_pairs("r", len(retry))}),
          first AS (SELECT article_id, MIN(captured_at) AS since FROM snapshots
                    WHERE purpose = 'capture' GROUP BY article_id),
          pending AS (
-           SELECT f.article_id, s.slot, NULL AS follows, f.since, s.hours
+           SELECT f.article_id, s.slot, NULL AS follows, NULL AS retry_of, 1 AS try, f.since, s.hours,
+                  0 AS early
            FROM first f CROSS JOIN slots s
            WHERE julianday(f.since) + s.hours / 24.0 <= julianday(:until)
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = f.article_id AND c.slot = s.slot)
            UNION ALL
-           SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, o.performed_at, h.hours
+           SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, NULL, 1, o.performed_at,
+                  h.hours, 1
            FROM checks o CROSS JOIN follow h
-           WHERE o.opens_absence = 1 AND julianday(o.performed_at) + h.hours / 24.0 <= julianday(:until)
+           WHERE o.opens_absence = 1 AND julianday(o.performed_at) + h.hours / 24.0 - :slack <= julianday(:until)
              AND NOT EXISTS (
              SELECT 1 FROM checks c WHERE c.article_id = o.article_id
-             AND c.slot = 'followup:' || o.id || '+' || h.label || 'h'))
-    SELECT p.article_id, p.slot, p.follows, p.since, p.hours, a.outlet_id, a.url,
+             AND c.slot = 'followup:' || o.id || '+' || h.label || 'h')
+           UNION ALL
+           SELECT o.article_id, {_NEXT_TRY}, o.follows_check_id, o.id, o.try_number + 1, o.performed_at,
+                  r.hours, 1
+           FROM checks o JOIN retry r ON r.try = o.try_number
+           WHERE {_retried()} AND julianday(o.performed_at) + r.hours / 24.0 - :slack <= julianday(:until)
+             AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = o.article_id AND c.slot = {_NEXT_TRY}))
+    SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early, a.outlet_id, a.url,
            julianday(p.since) + p.hours / 24.0 AS due_day
     FROM pending p JOIN articles a ON a.id = p.article_id
     WHERE :outlets IS NULL OR a.outlet_id IN (SELECT value FROM json_each(:outlets))"""
-    names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow))
+    names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow), ("r", retry))
              for n in range(len(rows)) for col in "ab"]
-    values = [v for row in slots + follow for v in row]
+    values = [v for row in slots + follow + retry for v in row]
     chosen = None if outlets is None else json.dumps(sorted(outlets))
-    return sql, {**dict(zip(names, values)), "until": until, "outlets": chosen}
+    return sql, {**dict(zip(names, values)), "until": until, "outlets": chosen,
+                 "slack": settings.RECHECK_SLACK_MINUTES / (24 * 60)}
 
 
-def _due(row) -> DueCheck:
-    """Return the DueCheck of one pending row, its due instant computed exactly (julianday only pre-sorts)."""
+def _due(store: Store, row) -> DueCheck:
+    """Return the DueCheck of one pending row, its instants computed exactly (julianday only pre-sorts)."""
     due_at = parse_instant(row["since"]) + timedelta(hours=row["hours"])
-    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"])
+    ready_at = due_at
+    if row["early"]:
+        ready_at = due_at - timedelta(minutes=settings.RECHECK_SLACK_MINUTES)
+        if row["follows"] is not None:
+            # Never early enough to end an absence's checks short of the span the gone rule needs.
+            opened = store.one("SELECT performed_at FROM checks WHERE id = ?", (row["follows"],))[0]
+            need = parse_instant(opened) + timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
+            if due_at >= need:
+                ready_at = max(ready_at, need)
+    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"],
+                    row["retry_of"], row["try"], ready_at)
 
 
 def due_checks(store: Store, now: datetime, limit: int | None = None,
                outlets: Collection[str] | None = None) -> list[DueCheck]:
-    """Return the checks due at `now` (of `outlets` only, when given), most overdue first, at most `limit`."""
+    """Return the checks a run may take at `now` (of `outlets` only, when given), most overdue first, at most `limit`."""
     sql, params = _pending_sql(iso(now), outlets)
     rows = store.query(f"{sql} ORDER BY due_day, p.article_id, p.hours LIMIT :limit",
                        {**params, "limit": -1 if limit is None else limit})
-    return [d for d in map(_due, rows) if d.due_at <= now]
+    return [d for d in (_due(store, r) for r in rows) if d.ready_at <= now]
 
 
 def count_due(store: Store, now: datetime, outlets: Collection[str] | None = None) -> int:
@@ -147,7 +184,7 @@ def next_due_at(store: Store) -> datetime | None:
     """Return when the earliest check not yet performed falls due, or None when none is scheduled."""
     sql, params = _pending_sql()
     row = store.one(f"{sql} ORDER BY due_day LIMIT 1", params)
-    return None if row is None else _due(row).due_at
+    return None if row is None else _due(store, row).due_at
 
 
 # -- outcome ------------------------------------------------------------------
@@ -240,12 +277,13 @@ def perform(ctx: RunContext, due: DueCheck, response: Response | None = None) ->
         opens = outcome == "absent" and not events.absence_streak(conn, due.article_id)
         check_id = conn.execute(
             "INSERT INTO checks (article_id, slot, follows_check_id, due_at, performed_at, run_id, url, "
-            "result, request_id, request_chain, snapshot_id, outcome, opens_absence, detail) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "result, request_id, request_chain, snapshot_id, outcome, opens_absence, detail, try_number, "
+            "retry_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (due.article_id, due.slot, due.follows_check_id, iso(due.due_at), ctx.clock.now_iso(),
              ctx.run_id, due.url, response.result, response.request_id, json.dumps(response.chain),
-             snapshot_id, outcome, int(opens), detail)).lastrowid
-        kinds = events.after_check(ctx, conn, check_id, ctx.warc.root)
+             snapshot_id, outcome, int(opens), detail, due.try_number, due.retry_of)).lastrowid
+        check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()
+        kinds = events.after_check(ctx, conn, check) + changes.after_check(ctx, conn, check, ctx.warc.root)
     return check_id, outcome, kinds, response.result
 
 
@@ -262,6 +300,10 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
         nonlocal started
         for due in checks:
             if failing + (started - ended) >= settings.RECHECK_HOST_DOWN_AFTER:
+                return
+            if ctx.out_of_time("recheck"):
+                tally["carried_over"] += len(checks) - started  # still due, for the next run
+                tally["deferred"] -= len(checks) - started  # counted once, as carried over
                 return
             started += 1
             yield due
@@ -292,9 +334,10 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
 
     With `outlets`, only the checks of their articles: a shard revisits what it collects.
 
-    At most settings.RECHECKS_PER_RUN checks, the most overdue first; the rest
-    stay due for the next run. Outlets are worked on concurrently, one thread
-    each, and the fetcher paces every host whatever the number of threads.
+    At most settings.RECHECKS_PER_RUN checks, and settings.RECHECKS_PER_OUTLET_PER_RUN
+    of one outlet, the most overdue first; the rest, and what the run's deadline
+    leaves, stay due for the next run. Outlets are worked on concurrently, one
+    thread each, and the fetcher paces every host whatever the number of threads.
     """
     if ctx.fetcher is None or ctx.warc is None:
         raise TypeError("run_rechecks needs a run context opened with a WARC folder (and so a fetcher)")
@@ -303,17 +346,23 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
     # Counting everything due costs a second pass; only needed when the budget cut the list.
     backlog = count_due(ctx.store, now, outlets) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
     by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
-    for item in due:
-        by_outlet[item.outlet_id].append(item)
     tally: Counter = Counter()
+    for item in due:
+        if len(by_outlet[item.outlet_id]) < settings.RECHECKS_PER_OUTLET_PER_RUN:
+            by_outlet[item.outlet_id].append(item)
+        else:
+            tally["over_budget"] += 1
     if by_outlet:
         workers = workers or min(settings.MAX_CONCURRENT_OUTLETS, len(by_outlet))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck") as pool:
             for result in pool.map(lambda pair: check_outlet(ctx, *pair), by_outlet.items()):
                 tally.update(result)
+    compared = changes.settle(ctx)  # checks across an extractor upgrade, their older HTML from release assets
+    tally.update({k: v for k, v in compared.items() if k.startswith("event_")})
     performed = sum(tally[o] for o in OUTCOMES)
     for name, amount in tally.items():
         ctx.count(f"recheck_{name}", amount)
     return {"due": backlog, "performed": performed, "left": backlog - performed,
             **{o: tally[o] for o in OUTCOMES}, "deferred": tally["deferred"], "errors": tally["errors"],
+            "carried_over": tally["carried_over"] + tally["over_budget"],
             "events": {k[len("event_"):]: v for k, v in sorted(tally.items()) if k.startswith("event_")}}

@@ -113,7 +113,7 @@ class SourceReader:
         do): a 304 is recorded as a listing whose entries are that listing's.
         """
         key = article_key(url)
-        if key in self._read:
+        if key in self._read or self.ctx.out_of_time("listing"):
             return None
         self._read.add(key)
         last = last_listing(self.ctx, self.outlet.id, url)

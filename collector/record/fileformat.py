@@ -51,11 +51,13 @@ from collector.record import schema
 
 FORMAT = 1
 # Append-only tables whose `id` grows with every insert: exported by id.
-APPEND_BY_ID = tuple(t for t in ("runs", *schema.APPEND_ONLY_TABLES, "warc_files") if t != "run_finishes")
+APPEND_BY_ID = tuple(t for t in dict.fromkeys(("runs", *schema.APPEND_ONLY_TABLES, "warc_files"))
+                     if t != "run_finishes")
 # Written in this order, so a reader of one file meets a run before its rows.
 ORDER = ("outlet_groups", "outlets", "runs", "request_intents", "requests", "source_probes", "sources",
-         "listings", "listing_entries", "articles", "article_urls", "snapshots", "checks", "events",
-         "archive_submissions", "vantage_differences", "capture_queue", "run_finishes", "warc_files")
+         "listings", "listing_entries", "articles", "article_urls", "snapshots", "capture_attempts", "checks",
+         "comparisons", "events", "archive_submissions", "vantage_differences", "capture_queue", "run_finishes",
+         "warc_files")
 BOOKKEEPING_PREFIX = "export_"  # export_head, export_shadow_<table>: the export's own state
 # Long values that repeat an earlier row's are written as {"$same": id}:
 # column -> the column whose equal value makes a row "earlier" (None: any row).

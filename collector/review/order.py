@@ -9,14 +9,19 @@ import sqlite3
 import unicodedata
 
 # Oldest article first: a change to an article a year old is read before one
-# to an article an hour old. The Datasette canned query is this text.
+# to an article an hour old. An event happened somewhere between the last time
+# the article was seen as before and the first time it was seen changed; it is
+# ordered by the article's age at the earliest of those moments (events from
+# before migration 10 have only the later). The Datasette canned query is this text.
 REVIEW_ORDER_SQL = """
-SELECT e.id AS event_id, e.article_age_hours, e.kind, e.field, a.outlet_id, a.url AS article_url,
-       e.detected_at, c.slot, e.before, e.after, e.extractor_before, e.extractor_after, e.evidence
+SELECT e.id AS event_id, COALESCE(e.age_min_hours, e.article_age_hours) AS age_from_hours,
+       e.article_age_hours AS age_to_hours, e.article_age_hours, e.kind, e.field, a.outlet_id,
+       a.url AS article_url, e.last_unchanged_at, e.first_changed_at, e.detected_at, c.slot, e.before, e.after,
+       e.extractor_before, e.extractor_after, e.evidence
 FROM events e
 JOIN articles a ON a.id = e.article_id
 JOIN checks c ON c.id = e.check_id
-ORDER BY e.article_age_hours DESC, e.id
+ORDER BY COALESCE(e.age_min_hours, e.article_age_hours) DESC, e.id
 """.strip()
 
 
@@ -55,16 +60,21 @@ def _cut(value: str, start: int, width: int) -> str:
 
 
 def format_row(row) -> str:
-    """Return one event as the lines `review` prints."""
+    """Return one event as the lines `review` prints: its age as an interval, then what changed."""
     what = row["kind"] + (f" {row['field']}" if row["field"] else "")
-    head = (f"{row['article_age_hours']:9.1f} h  #{row['event_id']:<6} {what:<22} {row['outlet_id']}  "
+    age = f"{row['age_from_hours']:.1f}-{row['age_to_hours']:.1f} h"
+    head = (f"{age:>17}  #{row['event_id']:<6} {what:<22} {row['outlet_id']}  "
             f"{row['article_url']}  (check {row['slot']}, {row['detected_at']})")
+    lines = [head]
+    if row["last_unchanged_at"]:
+        lines.append(f"{'':19}between {row['last_unchanged_at']} (last seen as before) and "
+                     f"{row['first_changed_at']} (first seen {'absent' if row['kind'] == 'gone' else 'changed'})")
     if row["kind"] != "changed":
-        return head
+        return "\n".join(lines)
     before, after = _window(row["before"], row["after"])
-    lines = [head, f"{'':13}before: {before}", f"{'':13}after:  {after}"]
+    lines += [f"{'':19}before: {before}", f"{'':19}after:  {after}"]
     if row["extractor_before"] != row["extractor_after"]:
-        lines.append(f"{'':13}extractor: {row['extractor_before']} -> {row['extractor_after']}")
+        lines.append(f"{'':19}extractor: {row['extractor_before']} -> {row['extractor_after']}")
     return "\n".join(lines)
 
 

@@ -161,3 +161,36 @@ def test_a_full_disk_ends_the_run_with_a_clear_message_and_no_finished_row(loopb
     if spare_pages:  # the disk filled during the run: its row is there, unfinished
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
     conn.close()
+
+
+# -- bad arguments write nothing ----------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["run", "discover"])
+def test_an_unknown_outlet_is_refused_before_the_database_is_touched(loopback_outlet, tmp_path, command):
+    host, registry = loopback_outlet
+    result = invoke(command, *common(tmp_path, registry), "--min-interval", "0.05", "--outlet", "no-such-outlet")
+    assert result.exit_code == 2, result.output
+    assert "unknown outlet id(s): no-such-outlet" in result.output
+    assert not (tmp_path / "r.db").exists() and host.seen == []
+
+
+@pytest.mark.parametrize("command", ["run", "discover", "archive"])
+def test_now_without_a_time_zone_is_refused_not_read_as_utc(loopback_outlet, tmp_path, command):
+    host, registry = loopback_outlet
+    args = ["--db", str(tmp_path / "r.db"), "--outlets", str(registry), "--now", "2026-08-13T10:30:00"]
+    args += ["--outlet", "bd24live"] if command == "discover" else []
+    args += ["--min-interval", "0.05"] if command != "archive" else ["--base-url", host.base]
+    result = invoke(command, *args)
+    assert result.exit_code == 2, result.output
+    assert "names no time zone" in result.output
+    assert not (tmp_path / "r.db").exists() and host.seen == []
+
+
+@pytest.mark.parametrize("now", ["2026-08-13T10:30:00+06:00", "2026-08-13T04:30:00Z"])
+def test_now_with_a_time_zone_is_the_same_instant_whatever_its_offset(loopback_outlet, tmp_path, now):
+    _host, registry = loopback_outlet
+    result = invoke("run", "--db", str(tmp_path / "r.db"), "--warc-dir", str(tmp_path / "warc"),
+                    "--outlets", str(registry), "--now", now, "--min-interval", "0.05")
+    assert result.exit_code == 0, result.output
+    started = sqlite3.connect(tmp_path / "r.db").execute("SELECT started_at FROM runs").fetchone()[0]
+    assert started.startswith("2026-08-13T04:30:0")

@@ -400,8 +400,67 @@ def test_a_failing_host_defers_its_remaining_checks(farm, make_ctx, store):
     assert len([p for p in host.paths_seen() if p.startswith("/news/h/")]) == 5 + 3 * settings.MAX_ATTEMPTS
     host.routes["/news/*"] = page()
     second = run_rechecks(make_ctx(now=T0 + timedelta(hours=2)))
-    assert (second["due"], second["present"], second["deferred"]) == (2, 2, 0)
-    assert [len(checks_of(store, a)) for a in articles] == [1] * 5
+    # The two deferred slots, and the three that failed, tried again: no slot was used up.
+    assert (second["due"], second["present"], second["deferred"]) == (5, 5, 0)
+    assert [[r["slot"] for r in checks_of(store, a)] for a in articles] == [["1h", "1h#2"]] * 3 + [["1h"]] * 2
+
+
+def test_a_check_failed_for_a_passing_reason_is_tried_again_in_the_next_run(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/r/1": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/r/1"))
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=8759)))  # every slot but the year's, present
+    host.routes["/news/r/1"] = Reply(503, b"busy")
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=8760, minutes=1)))
+    host.routes["/news/r/1"] = page()
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=8761)))  # the hourly run after: inside the slack
+    first, second = checks_of(store, article)[-2:]
+    assert (first["slot"], first["outcome"], first["result"], first["try_number"]) == (
+        "8760h", "inconclusive", "server_error", 1)
+    assert (second["slot"], second["outcome"], second["try_number"], second["retry_of"]) == (
+        "8760h#2", "present", 2, first["id"])
+    assert parse_instant(second["due_at"]) == parse_instant(first["performed_at"]) + timedelta(hours=1)
+    assert next_due_at(store) is None  # done: the year's slot was checked after all
+
+
+def test_tries_of_a_slot_are_bounded(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/r/2": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/r/2"))
+    host.routes["/news/r/2"] = Reply(503, b"busy")
+    now = T0 + timedelta(hours=1, minutes=1)
+    for _ in range(20):
+        run_rechecks(make_ctx(now=now))
+        due = [d for d in due_checks(store, T0 + timedelta(days=2)) if d.slot.startswith("1h")]
+        if not due:
+            break
+        now = max(now, due[0].due_at) + timedelta(minutes=1)
+    tries = [r for r in checks_of(store, article) if r["slot"].startswith("1h")]
+    assert [r["slot"] for r in tries] == ["1h"] + [f"1h#{n}" for n in range(2, 2 + len(settings.RECHECK_RETRY_HOURS))]
+    gaps = [parse_instant(b["due_at"]) - parse_instant(a["performed_at"]) for a, b in zip(tries, tries[1:])]
+    assert gaps == [timedelta(hours=h) for h in settings.RECHECK_RETRY_HOURS]
+    assert all(r["outcome"] == "inconclusive" for r in tries)
+
+
+def test_follow_ups_allow_slack_but_never_cut_the_span_short(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/s/1": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/s/1"))
+    host.routes["/news/s/1"] = Reply(404)
+    opened = T0 + timedelta(hours=1, minutes=2)
+    run_rechecks(make_ctx(now=opened))
+    opener = checks_of(store, article)[0]
+    # Hourly runs that start a few minutes before each follow-up falls due.
+    for hour in (1, 3, 6, 7):
+        run_rechecks(make_ctx(now=opened + timedelta(hours=hour, minutes=-5)))
+    rows = checks_of(store, article)
+    follow = {r["slot"].rsplit("+", 1)[1]: r for r in rows if r["follows_check_id"] == opener["id"]}
+    early = parse_instant(follow["1h"]["performed_at"]) - parse_instant(follow["1h"]["due_at"])
+    assert timedelta(minutes=-10) < early < timedelta(0)  # taken by the run just before it fell due
+    assert parse_instant(follow["3h"]["performed_at"]) < parse_instant(follow["3h"]["due_at"])
+    # The 6 h follow-up decides the gone rule: not taken before six hours had passed.
+    span = parse_instant(follow["6h"]["performed_at"]) - parse_instant(opener["performed_at"])
+    assert span >= timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
+    assert parse_instant(follow["6h"]["performed_at"]) > opened + timedelta(hours=6, minutes=50)
+    (gone,) = store.query("SELECT * FROM events WHERE article_id = ? AND kind = 'gone'", (article,))
+    assert gone["check_id"] == follow["6h"]["id"]
 
 
 # -- what counts as present, absent, inconclusive ---------------------------------------
@@ -471,7 +530,7 @@ def test_gone_rule(hours, decided):
 def test_inconclusive_checks_neither_count_nor_break_an_absence(farm, make_ctx, store):
     host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/d/1": page()})
     article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/d/1"))
-    served = [Reply(404), Reply(503), CF_CHALLENGE, Reply(404), Reply(404)]  # 1h, +1h, +3h, 6h, +6h
+    served = [Reply(404), Reply(403), CF_CHALLENGE, Reply(404), Reply(404)]  # 1h, +1h, +3h, 6h, +6h
     for hour, reply in zip((1.2, 2.3, 4.3, 6.2, 7.3), served):
         host.routes["/news/d/1"] = reply
         run_rechecks(make_ctx(now=T0 + timedelta(hours=hour)))
@@ -508,6 +567,7 @@ def test_older_snapshot_is_extracted_again_with_the_current_extractor(farm, make
         ctx.finish()
     (tmp_path / "warc" / ctx.warc.relative).unlink()  # the WARC of 'lost' is gone from disk
     host.routes["/news/e/edited"] = page(headline=HEADLINE_NEW)
+    host.routes["/news/e/lost"] = Reply(200, article_html() + b"<!-- served by cache 2 -->")  # other bytes, same article
     run_ctx = make_ctx(now=T0 + timedelta(hours=1, minutes=7))
     run_rechecks(run_ctx)
     assert store.query("SELECT * FROM events WHERE article_id = ?", (same,)) == []
@@ -515,11 +575,16 @@ def test_older_snapshot_is_extracted_again_with_the_current_extractor(farm, make
     assert (event["field"], event["before"], event["after"]) == ("headline", HEADLINE, HEADLINE_NEW)
     assert event["extractor_before"] == "x0-t2.2.0-000000000000"
     assert event["extractor_after"] == events.current_extractor()
-    assert json.loads(event["evidence"])["reextracted"] == ["before"]
-    # Without its HTML the older side cannot be read again: the event says so, and the run warns.
-    (unread,) = store.query("SELECT * FROM events WHERE article_id = ?", (lost,))
-    assert "reextract_error" in json.loads(unread["evidence"])
-    assert any("cannot read" in w for w in run_ctx.warnings)
+    evidence = json.loads(event["evidence"])
+    assert evidence["how"] == "warc_file"  # the older side read again from its WARC record
+    compared = store.one("SELECT * FROM comparisons WHERE id = ?", (evidence["comparison"],))
+    assert (compared["outcome"], compared["snapshot_before"]) == ("compared", evidence["snapshot_before"])
+    # The same bytes at the same address read the same: nothing to read again.
+    assert store.one("SELECT how FROM comparisons WHERE article_id = ?", (same,))["how"] == "same_html"
+    # Without its HTML the older side cannot be read again: no event, the check is recorded as not comparable.
+    assert store.query("SELECT * FROM events WHERE article_id = ?", (lost,)) == []
+    (unread,) = store.query("SELECT * FROM comparisons WHERE article_id = ?", (lost,))
+    assert unread["outcome"] == "not_comparable" and "cannot read" in unread["detail"]
 
 
 def test_reextract_reads_back_the_html_as_captured(farm, make_ctx, store):
@@ -546,3 +611,48 @@ def test_checks_and_events_are_append_only(farm, make_ctx, store, statement):
     assert store.one("SELECT COUNT(*) FROM events")[0] == 1
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         store.execute(statement)
+
+
+# -- when a change happened: an interval ------------------------------------------------
+
+def test_events_are_ordered_by_the_earliest_moment_the_change_can_have_happened(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/i/a": page(), "/news/i/b": page()})
+    ctx = make_ctx(now=T0)
+    a, b = (capture_article(ctx, "alpha", host.url(p)) for p in ("/news/i/a", "/news/i/b"))
+    for hour in (1, 6, 24, 72, 168, 720):
+        if hour == 72:  # b cannot be read at 72 h and 168 h: a 403, an answer, not retried
+            host.routes["/news/i/b"] = Reply(403, b"forbidden")
+        if hour == 168:
+            host.routes["/news/i/a"] = page(headline=HEADLINE_NEW)  # edited between 72 h and 168 h
+        if hour == 720:
+            host.routes["/news/i/b"] = page(headline=HEADLINE_NEW)  # edited between 24 h and 720 h
+        run_rechecks(make_ctx(now=T0 + timedelta(hours=hour, minutes=1)))
+    (event_a,), (event_b,) = (store.query("SELECT * FROM events WHERE article_id = ?", (x,)) for x in (a, b))
+    snaps = {x: [r[0] for r in store.query("SELECT captured_at FROM snapshots WHERE article_id = ? ORDER BY id",
+                                           (x,))] for x in (a, b)}
+    assert (event_a["last_unchanged_at"], event_a["first_changed_at"]) == (snaps[a][4], snaps[a][5])  # 72 h, 168 h
+    assert (event_b["last_unchanged_at"], event_b["first_changed_at"]) == (snaps[b][3], snaps[b][4])  # 24 h, 720 h
+    assert event_a["age_min_hours"] == pytest.approx(72 + 1 / 60, abs=0.01)
+    assert event_b["age_min_hours"] == pytest.approx(24 + 1 / 60, abs=0.01)
+    assert event_b["article_age_hours"] > event_a["article_age_hours"]  # by the later bound b would come first
+    order = [r["event_id"] for r in store.query(REVIEW_ORDER_SQL)]
+    assert order == [event_a["id"], event_b["id"]]  # a's change cannot be earlier than 72 h; b's may be 24 h
+    shown = CliRunner().invoke(review, ["--db", store.path]).stdout
+    assert "72.0-168.0 h" in shown and "24.0-720.0 h" in shown
+    assert f"between {snaps[a][4]} (last seen as before) and {snaps[a][5]} (first seen changed)" in shown
+
+
+def test_a_gone_is_dated_between_the_last_snapshot_and_the_first_absence(farm, make_ctx, store):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/i/c": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/i/c"))
+    run_rechecks(make_ctx(now=T0 + timedelta(hours=1, minutes=1)))
+    host.routes["/news/i/c"] = Reply(404)
+    for hour in (6, 7, 9, 12.5):  # the 6 h slot opens the absence; follow-ups 1 h, 3 h, 6 h after it
+        run_rechecks(make_ctx(now=T0 + timedelta(hours=hour, minutes=1)))
+    (gone,) = store.query("SELECT * FROM events WHERE article_id = ? AND kind = 'gone'", (article,))
+    last = store.one("SELECT MAX(captured_at) FROM snapshots WHERE article_id = ?", (article,))[0]
+    first_absent = store.one("SELECT performed_at FROM checks WHERE article_id = ? AND opens_absence = 1",
+                             (article,))[0]
+    assert (gone["last_unchanged_at"], gone["first_changed_at"]) == (last, first_absent)
+    assert gone["age_min_hours"] == pytest.approx(1 + 1 / 60, abs=0.01)
+    assert gone["article_age_hours"] == pytest.approx(6 + 1 / 60, abs=0.01)

@@ -1,0 +1,245 @@
+"""A production-like year: every scheduled job on a fresh runner, against loopback newsrooms, judged against the truth.
+
+    .venv/bin/python bench/year.py                                   # 365 days, 4 outlets x 100 articles a day
+    .venv/bin/python bench/year.py --days 2 --outlets 3 --per-day 24 # the test suite's small year
+
+The jobs are the workflows' (.github/workflows), on their cron schedules as
+the files say (collect hourly at minute 17, archive hourly at minute 47 today)
+and pages after each collection, each a few minutes late as scheduled jobs start. Each runs on a fresh runner
+(bench/runner.py): the record's checkout, the database the Actions cache
+restores, and what the job downloads itself; WARC files go to a loopback
+release store (testing/release_store.py) and come back from it when a check
+across the extractor upgrade needs an older page. The newsrooms
+(testing/newsroom.py) publish, edit (one word, headline, byline), move (301),
+take down (404, for good or for a while), fail once (503); one outlet is down
+6 hours (3 hours every address, then 3 hours its articles only); halfway
+through, the extraction software is upgraded (testing/upgrade.py: a new
+fingerprint, and headlines read without the site's name on some outlets).
+
+Printed: per job (wall time and its parts, peak disk, database, rows added),
+the slowest job and what it would take at the real 2 s interval, and for the
+year: events by kind, false events, real changes missed, articles lost (to the
+outage), repository and release sizes. `--json` writes them all.
+
+Outlets are independent hosts served concurrently, so a job's network time
+depends on the busiest outlet, not on their number; its CPU time grows with
+the number of outlets. `--target-outlets` projects the CPU parts linearly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from runner import SPN_KEYS, TIMEOUT_MINUTES, Runner
+from yearjudge import judge
+
+from collector import settings
+from testing import replica
+from testing.fake_spn import FakeSPN
+from testing.farm import Farm
+from testing.newsroom import Newsroom, Odds
+from testing.release_store import FakeReleaseStore
+from testing.upgrade import upgrade
+
+START = datetime(2026, 9, 1, tzinfo=timezone.utc)
+WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
+REAL_INTERVAL = settings.MIN_INTERVAL_SECONDS + settings.PACING_SAFETY_SECONDS
+
+
+def cron(workflow: str) -> tuple[int, int]:
+    """Return (minute, every how many hours) of a workflow's schedule: '17 * * * *' is (17, 1)."""
+    text = (WORKFLOWS / workflow).read_text(encoding="utf-8")
+    minute, hour = re.search(r'cron:\s*"(\d+) (\S+) \* \* \*"', text).groups()
+    return int(minute), 1 if hour == "*" else int(hour.removeprefix("*/"))
+
+
+def schedule(hours: int, rng: random.Random, pages_every: int = 1) -> list[tuple[datetime, str]]:
+    """Return every job of the simulated span in start order: (when it starts, kind), as the workflows say.
+
+    collect and archive on their cron schedules, pages when a collection has
+    finished (workflow_run); each starts a few minutes late, as scheduled jobs do.
+    """
+    (collect_minute, collect_every), (archive_minute, archive_every) = cron("collect.yml"), cron("archive.yml")
+    jobs = []
+    for hour in range(hours):
+        top = START + timedelta(hours=hour)
+        if hour % collect_every == 0:
+            collect = top + timedelta(minutes=collect_minute, seconds=rng.uniform(60, 300))
+            jobs.append((collect, "collect"))
+            if hour % pages_every == 0:
+                jobs.append((collect + timedelta(minutes=rng.uniform(4, 8)), "pages"))
+        if hour % archive_every == 0:
+            jobs.append((top + timedelta(minutes=archive_minute, seconds=rng.uniform(60, 300)), "archive"))
+    return sorted(jobs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--hours", type=int, help="simulate this many hours instead of --days")
+    parser.add_argument("--outlets", type=int, default=4, help="outlets simulated")
+    parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
+    parser.add_argument("--target-outlets", type=int, default=40, help="outlets the projected figures are for")
+    parser.add_argument("--interval", type=float, default=0.01, help="seconds between requests to one loopback host")
+    parser.add_argument("--upgrade-at", type=float, default=0.5, help="share of the span after which the "
+                        "extraction software is upgraded")
+    parser.add_argument("--outage-at", type=float, default=0.3, help="share of the span at which outlet 0 goes down")
+    parser.add_argument("--pages-every", type=int, default=1, help="run the pages job after every Nth "
+                        "collection only (it writes nothing another job reads: this samples its cost)")
+    parser.add_argument("--eventful", type=float, default=1.0, help="make every scripted change of an article "
+                        "this many times as likely (a short simulation still sees each kind)")
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--seed", type=int, default=15)
+    args = parser.parse_args()
+    hours = args.hours or args.days * 24
+    sys.setswitchinterval(settings.THREAD_SWITCH_SECONDS)  # as python -m collector does
+    os.environ.update(SPN_KEYS, GH_TOKEN="sim-token")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="year-"))
+    if work.exists() and any(work.iterdir()):
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+    began = time.monotonic()
+    with Farm() as farm:
+        room = Newsroom(farm, args.outlets, args.per_day, START, -(-hours // 24), seed=args.seed,
+                        odds=Odds().times(args.eventful), change_hours=min(72.0, hours / 6))
+        outage_start = (START + timedelta(hours=round(hours * args.outage_at), minutes=30))
+        outage = (outage_start, outage_start + timedelta(hours=6))
+        room.outlets[0].outages = [(outage[0], outage[0] + timedelta(hours=3), False),
+                                   (outage[0] + timedelta(hours=3), outage[1], True)]
+        spn = FakeSPN(farm, polls=1, expect_auth=f"LOW {SPN_KEYS['IA_ACCESS_KEY']}:{SPN_KEYS['IA_SECRET_KEY']}")
+        releases = FakeReleaseStore(farm, token="sim-token")
+        hosts = {o.id: o.host for o in room.outlets}
+        runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
+                        args.interval)
+        upgrade_at = START + timedelta(hours=hours * args.upgrade_at)
+        print(f"simulating {hours / 24:g} days: {args.outlets} outlets x {args.per_day} articles a day, "
+              f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
+              f"extractor upgrade {upgrade_at:%Y-%m-%d %H:%M}; work folder {work}", flush=True)
+        jobs, undo = [], None
+        for when, kind in schedule(hours, rng, args.pages_every):
+            if undo is None and when >= upgrade_at:
+                undo = upgrade()
+            room.set_clock(when)
+            jobs.append(runner.run_job(kind, when))
+            if jobs[-1].failed:
+                print(f"  FAILED {kind} job at {when:%Y-%m-%d %H:%M}: {jobs[-1].failed[:1500]}", flush=True)
+            if kind == "collect" and when.hour == 23:
+                day = (when - START).days + 1
+                if day % max(1, hours // 24 // 36) == 0 or day == hours // 24:
+                    print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
+                          f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
+                          f"this process {_rss() / 2**20:.0f} MiB", flush=True)
+        saved = runner.cache if runner.cache.exists() else runner.db
+        verdict = judge(saved, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+        repository = runner.repository_bytes()
+        assets = sum(len(a.data) for r in releases.releases.values() for a in r.assets.values())
+        if undo:
+            undo()
+    figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
+    report(figures)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: float) -> dict:
+    """Return the figures of the year: per kind of job, the slowest job, and the verdict."""
+    scale = args.target_outlets / args.outlets
+    kinds = {}
+    for kind in ("collect", "archive", "pages"):
+        mine = [j for j in jobs if j.kind == kind]
+        walls = sorted(j.wall for j in mine)
+        kinds[kind] = {"jobs": len(mine), "wall_median": statistics.median(walls), "wall_max": walls[-1],
+                       "rows_added_median": statistics.median(j.rows_added for j in mine),
+                       "rows_added_max": max(j.rows_added for j in mine),
+                       "peak_disk_max": max(j.peak_disk for j in mine), "db_bytes_last": mine[-1].db_bytes}
+    for kind in kinds:
+        worst = max((j for j in jobs if j.kind == kind), key=lambda j: projected(j, args.interval, scale))
+        kinds[kind]["projected_max"] = round(projected(worst, args.interval, scale))
+        kinds[kind]["timeout_seconds"] = TIMEOUT_MINUTES[kind] * 60
+    slowest = max((j for j in jobs if j.kind == "collect"), key=lambda j: projected(j, args.interval, scale))
+    failed = [{"kind": j.kind, "scheduled": j.scheduled.isoformat(), "why": j.failed[:500]} for j in jobs if j.failed]
+    return {"failed_jobs": failed, "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
+                          "outlets": args.outlets, "per_day": args.per_day, "pages_every": args.pages_every,
+                          "target_outlets": args.target_outlets, "seconds": round(seconds)},
+            "jobs": kinds, "slowest": {
+                "kind": slowest.kind, "scheduled": slowest.scheduled.isoformat(),
+                "steps": {k: round(v, 2) for k, v in slowest.steps.items()}, "wall": round(slowest.wall, 2),
+                "requests": slowest.requests, "busiest_host_requests": slowest.busiest_host_requests,
+                "projected_seconds": round(projected(slowest, args.interval, scale)),
+                "timeout_seconds": TIMEOUT_MINUTES[slowest.kind] * 60},
+            "repository_bytes": repository, "release_asset_bytes": assets, **verdict}
+
+
+def projected(job, interval: float, scale: float) -> float:
+    """Return at most a job's seconds at the real pace and `scale` times the outlets.
+
+    Collect: the busiest host's requests take REAL_INTERVAL each (hosts are
+    served concurrently); everything else is work that grows with the outlets,
+    counted as if none of it overlapped the waiting. Archive: Save Page Now's
+    rate with keys, for `scale` times the submissions, until the run's own
+    bound (settings.SPN_RUN_SECONDS). Pages: work that grows with the outlets.
+    """
+    network = job.busiest_host_requests * interval
+    work = (job.wall - network) * scale
+    if job.kind == "collect":
+        return work + job.busiest_host_requests * REAL_INTERVAL
+    if job.kind == "archive":
+        paced = job.submissions * scale * 60 / settings.SPN_CAPTURES_PER_MINUTE_KEYS
+        return work + min(settings.SPN_RUN_SECONDS, max(paced, job.busiest_host_requests * REAL_INTERVAL))
+    return job.wall * scale
+
+
+def report(f: dict) -> None:
+    s = f["simulated"]
+    mib = 2 ** 20
+    print(f"\n{s['days']} days, {s['outlets']} outlets x {s['per_day']} articles a day, in {s['seconds']} s")
+    for kind, k in f["jobs"].items():
+        print(f"  {kind:<8} {k['jobs']:>5} jobs: wall median {k['wall_median']:.1f} s, max {k['wall_max']:.1f} s; "
+              f"rows added median {k['rows_added_median']:.0f}, max {k['rows_added_max']}; peak disk "
+              f"{k['peak_disk_max'] / mib:.0f} MiB; database at the end {k['db_bytes_last'] / mib:.0f} MiB; "
+              f"at most {k['projected_max']} s at the real pace and {s['target_outlets']} outlets "
+              f"(timeout {k['timeout_seconds']} s)")
+    print(f"jobs failed: {len(f['failed_jobs'])}")
+    w = f["slowest"]
+    print(f"slowest collection: {w['kind']} at {w['scheduled']}: {w['wall']} s here ("
+          + ", ".join(f"{k} {v} s" for k, v in w["steps"].items()) + f"); {w['requests']} requests, "
+          f"{w['busiest_host_requests']} to its busiest host; about {w['projected_seconds']} s at 2 s a request "
+          f"and {s['target_outlets']} outlets, against a timeout of {w['timeout_seconds']} s")
+    print(f"events by kind: {f['events']}; false events: {f['false_events']}; real changes seen between "
+          f"snapshots: {f['changes_seen']}, missed: {f['missed_changes']}; comparisons still open: "
+          f"{f['comparisons_open']}")
+    for line in f["false"] + f["missed"]:
+        print(f"  {line}")
+    print(f"articles listed {f['articles_listed']}, lost {f['articles_lost']}; during the 6-hour outage and the "
+          f"48 hours before: {f['outage_articles']} articles of that outlet, lost {f['outage_lost']}")
+    for line in f["lost"]:
+        print(f"  lost: {line}")
+    print(f"retries: captures {f['capture_retries']} ({f['captured_after_retry']} captured on a later try), "
+          f"checks {f['check_retries']}; comparisons across the upgrade {f['comparisons']}, WARC records "
+          f"downloaded {f['warc_downloads']}")
+    print(f"repository after git gc {f['repository_bytes'] / mib:.1f} MiB; release assets "
+          f"{f['release_asset_bytes'] / mib:.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()

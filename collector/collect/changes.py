@@ -1,0 +1,203 @@
+"""Changed events: a present check's snapshot against the article's one before, across extractors too.
+
+Two snapshots made by one extractor are compared as stored. When the
+extractors differ (the software was upgraded between them) a stored value may
+differ only because the software now reads the page differently, so each side
+the current extractor did not make is read again by it, from its own HTML:
+
+* the same bytes at the same address (html_sha256 and final_url equal) read
+  the same: the current extractor's reading of one side is the other's;
+* the snapshot's WARC record in the WARC folder, when this runner has it;
+* on a fresh runner the folder is empty: the record is read from its WARC
+  file's release asset (table warc_files names it), a byte range through the
+  fetcher (collector/net/releases.py), after the run's checks.
+
+Every such comparison is a `comparisons` row. While the HTML cannot be had the
+check is recorded as not comparable and no event is written: never "changed"
+on the strength of two different extractors. Later runs try again, at most
+settings.COMPARISONS_PER_RUN a run, oldest first, for
+settings.COMPARISON_RETRY_DAYS; a comparison made late records its events
+then, dated by the two snapshots it compared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+from collector import settings
+from collector.clock import iso
+from collector.collect.events import (
+    FIELDS, current_extractor, differs, record_event, reextract, stored, values_from_html,
+)
+from collector.net.warcread import WarcReadError, response_body_of
+
+
+def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:
+    """Return one 'changed' per field in which a present check's snapshot differs from the one before."""
+    if check["outcome"] != "present":
+        return []
+    new = conn.execute("SELECT * FROM snapshots WHERE id = ?", (check["snapshot_id"],)).fetchone()
+    old = previous_snapshot(conn, new)
+    if old is None:
+        return []
+    if old["extractor"] == new["extractor"]:
+        return record_changes(ctx, conn, check, old, new, (stored(old), stored(new)), {})
+    sides, how, problem = read_here(old, new, Path(warc_root))
+    comparison = _note(ctx, conn, check, old, new, how, [], problem)
+    if sides is None:
+        ctx.count("comparisons_not_comparable")
+        return []
+    return record_changes(ctx, conn, check, old, new, sides,
+                          {"comparison": comparison, "compared_by": current_extractor(), "how": how})
+
+
+def previous_snapshot(conn, new):
+    """Return the article's snapshot before `new` (by capture time), or None."""
+    return conn.execute("SELECT * FROM snapshots WHERE article_id = ? AND id != ? AND captured_at <= ? "
+                        "ORDER BY captured_at DESC, id DESC LIMIT 1",
+                        (new["article_id"], new["id"], new["captured_at"])).fetchone()
+
+
+def record_changes(ctx, conn, check, old, new, sides: tuple[dict, dict], note: dict,
+                   detected_at: str | None = None) -> list[str]:
+    """Return the kinds recorded: one 'changed' per field whose values in `sides` differ."""
+    before, after = sides
+    evidence = {"check": check["id"], "snapshot_before": old["id"], "snapshot_after": new["id"], **note}
+    between = (old["captured_at"], new["captured_at"])
+    return [record_event(ctx, conn, check, "changed", evidence, between, field, before[field], after[field],
+                         (old["extractor"], new["extractor"]), detected_at)
+            for field in FIELDS if differs(before[field], after[field])]
+
+
+def read_here(old, new, warc_root: Path) -> tuple[tuple[dict, dict] | None, str | None, str | None]:
+    """Return (both sides as the current extractor reads them, how, None), or (None, None, why not)."""
+    sides = [stored(old), stored(new)]
+    hows = []
+    for index, row in enumerate((old, new)):
+        if row["extractor"] == current_extractor():
+            continue
+        other = (new, old)[index]
+        if (other["extractor"] == current_extractor() and row["html_sha256"] == other["html_sha256"]
+                and row["final_url"] == other["final_url"]):
+            sides[index] = stored(other)
+            hows.append("same_html")
+            continue
+        try:
+            sides[index] = reextract(row, warc_root)
+        except WarcReadError as exc:
+            return None, None, str(exc)
+        hows.append("warc_file")
+    return (sides[0], sides[1]), "+".join(hows), None
+
+
+def _note(ctx, conn, check, old, new, how: str | None, requests: list[int], problem: str | None) -> int:
+    """Return the id of the comparisons row recording one try: compared (how) or not comparable (why)."""
+    return conn.execute(
+        "INSERT INTO comparisons (check_id, article_id, snapshot_before, snapshot_after, run_id, attempted_at, "
+        "outcome, how, request_ids, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (check["id"], check["article_id"], old["id"], new["id"], ctx.run_id, ctx.clock.now_iso(),
+         "not_comparable" if problem else "compared", how, json.dumps(requests), problem)).lastrowid
+
+
+# -- comparing later ------------------------------------------------------------------
+
+def open_comparisons(conn, now, limit: int) -> list:
+    """Return the not-comparable checks to try again now, oldest first: one row per pair, its latest try."""
+    since = iso(now - timedelta(days=settings.COMPARISON_RETRY_DAYS))
+    return conn.execute(
+        "SELECT c.* FROM comparisons c WHERE c.outcome = 'not_comparable' AND c.attempted_at >= ? "
+        "AND NOT EXISTS (SELECT 1 FROM comparisons d WHERE d.snapshot_before = c.snapshot_before "
+        "AND d.snapshot_after = c.snapshot_after AND d.id > c.id) "
+        "AND (SELECT MIN(d.attempted_at) FROM comparisons d WHERE d.snapshot_before = c.snapshot_before "
+        "AND d.snapshot_after = c.snapshot_after) >= ? ORDER BY c.id LIMIT ?",
+        (since, since, limit)).fetchall()
+
+
+def settle(ctx) -> Counter:
+    """Return the tally after trying again the checks recorded as not comparable, reading from release assets.
+
+    Needs ctx.warc_store (collector/net/releases.py); stops at the run's
+    deadline, the rest left for the next run.
+    """
+    tally: Counter = Counter()
+    if ctx.warc_store is None:
+        return tally
+    rows = {}
+    with ctx.store.transaction() as conn:
+        pending = open_comparisons(conn, ctx.clock.now(), settings.COMPARISONS_PER_RUN)
+        for item in pending:
+            rows[item["id"]] = [conn.execute("SELECT * FROM snapshots WHERE id = ?", (item[k],)).fetchone()
+                                for k in ("snapshot_before", "snapshot_after")]
+            rows[item["id"]].append(conn.execute("SELECT * FROM checks WHERE id = ?", (item["check_id"],)).fetchone())
+    # Records of one WARC file one after another: one signed address of its asset serves them all.
+    pending = sorted(pending, key=lambda item: _file_order(rows[item["id"]]))
+    for item in pending:
+        if ctx.out_of_time("comparisons"):
+            tally["carried_over"] += 1
+            continue
+        old, new, check = rows[item["id"]]
+        sides, how, requests, problem = _read_anywhere(ctx, old, new)
+        with ctx.store.transaction() as conn:
+            comparison = _note(ctx, conn, check, old, new, how, requests, problem)
+            if sides is None:
+                tally["not_comparable"] += 1
+                continue
+            kinds = record_changes(ctx, conn, check, old, new, sides,
+                                   {"comparison": comparison, "compared_by": current_extractor(), "how": how},
+                                   detected_at=ctx.clock.now_iso())
+        tally["compared"] += 1
+        tally.update(f"event_{kind}" for kind in kinds)
+    for name, amount in tally.items():
+        ctx.count(f"comparisons_{name}", amount)
+    return tally
+
+
+def _file_order(rows) -> tuple:
+    old, new, _check = rows
+    side = old if old["extractor"] != current_extractor() else new
+    return side["warc_file"], side["warc_offset"]
+
+
+def _read_anywhere(ctx, old, new):
+    """Return (sides, how, requests, None), or (None, None, requests, why not), reading release assets if need be."""
+    sides, how, problem = read_here(old, new, ctx.warc.root)
+    if sides is not None:
+        return sides, how, [], None
+    values, hows, requests = [stored(old), stored(new)], [], []
+    for index, row in enumerate((old, new)):
+        if row["extractor"] == current_extractor():
+            continue
+        read, problem = _from_release(ctx, row, requests)
+        if read is None:
+            return None, None, requests, problem
+        values[index] = read
+        hows.append("release_asset")
+    return (values[0], values[1]), "+".join(hows), requests, None
+
+
+def _from_release(ctx, snapshot, requests: list[int]) -> tuple[dict | None, str | None]:
+    """Return (the snapshot's values read from its WARC file's release asset, None), or (None, why not)."""
+    asset = ctx.store.one("SELECT release_tag, asset_name FROM warc_files WHERE name = ? ORDER BY id DESC LIMIT 1",
+                          (snapshot["warc_file"],))
+    if asset is None:
+        return None, f"no release asset is recorded for {snapshot['warc_file']}"
+    got = ctx.warc_store.read(asset["release_tag"], asset["asset_name"], snapshot["warc_offset"],
+                              snapshot["warc_length"])
+    requests.extend(got.requests)
+    if got.data is None:
+        return None, got.problem
+    where = f"{asset['release_tag']}/{asset['asset_name']}:{snapshot['warc_offset']}"
+    try:
+        body, content_type = response_body_of(got.data, where)
+        return values_from_html(snapshot, body, content_type), None
+    except WarcReadError as exc:
+        return None, str(exc)
+
+
+def pending_count(conn, now) -> int:
+    """Return how many checks are still recorded as not comparable and will be tried again."""
+    return len(open_comparisons(conn, now, -1))
+
