@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from collector.cli.main import cli
 from collector.clock import iso_seconds
@@ -90,8 +91,12 @@ class Runner:
         _git(self.checkout, "add", ".")
         _git(self.checkout, "commit", "-q", "-m", "the registry")
         _git(self.checkout, "push", "-q", "origin", "HEAD:main")
+        # The simulated repository is private, as the supported layout requires (README, "The public and
+        # the private"): the release store says so, and the scripts ask it before they write.
+        repository = urlsplit(store_api).path.split("/repos/", 1)[1].strip("/")
         self.env = dict(os.environ, PYTHON=str(python), GITHUB_REF_NAME="main", GH_API=store_api,
                         GH_TOKEN="sim-token", PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}",
+                        GITHUB_REPOSITORY=repository, RECORD_REPOSITORY=repository,
                         PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.db = self.checkout / "data" / "takedownwatch.db"
 

@@ -106,6 +106,16 @@ RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
 GONE_MIN_ABSENT_CHECKS = 3
 GONE_MIN_SPAN_HOURS = 6
 
+# Where the record lives. The record of each period (a calendar year by default) is committed to a
+# record repository of its own, so that no repository passes GitHub's recommended 5 GB: git keeps
+# every file ever committed, so one repository for the whole record would pass it within two years
+# at 40 outlets (bench/record_years.py measures each period's repository).
+RECORD_REPOSITORY_MONTHS = 12  # months of record in one repository: 12, 6, 4, 3, 2 or 1 (a year's divisor)
+RECORD_REPOSITORY_SUFFIX = "-record-{period}"  # after the code repository's owner/name; YYYY, or YYYY-MM
+# The next period's record repository is made this many days before the period ends (UTC), so that
+# a missing permission shows before the first job of the period needs it.
+RECORD_PREPARE_DAYS = 14
+
 # Publication: a group with fewer contributing outlets is withheld.
 MIN_OUTLETS_PER_FIGURE = 3
 # A count one outlet makes more than this share of is about that outlet: the (1, k%) dominance rule.

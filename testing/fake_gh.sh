@@ -1,18 +1,47 @@
 #!/usr/bin/env bash
-# A stand-in for the GitHub CLI's `gh release` commands that .github/scripts/publish_warc.sh
-# runs, with curl (testing/fake_gh.py does the same in Python; this one starts in milliseconds,
-# which a simulated year of hourly jobs needs). As the real gh (cli.github.com/manual/gh_release_view,
-# gh_release_create, gh_release_upload), against the REST API at $GH_API with $GH_TOKEN:
+# A stand-in for the GitHub CLI commands that the scripts bench/runner.py runs call
+# (publish_warc.sh, require_private.sh), with curl: it starts in milliseconds, which a simulated
+# year of hourly jobs needs (a Python gh started twice a second job). As the real gh
+# (cli.github.com/manual/gh_release_view, gh_release_create, gh_release_upload, gh_api), against
+# the REST API at $GH_API (testing/release_store.py on loopback; https://api.github.com/repos/OWNER/REPO
+# for the real one) with $GH_TOKEN:
 #
 #   gh release view TAG                                      exit 0 when the release exists, 1 when not
 #   gh release view TAG --json assets --jq '.assets[].name'  the assets' names, one a line
 #   gh release create TAG [--title T] [--notes N]            POST {repo}/releases
 #   gh release upload TAG FILE                               POST the file to the release's upload_url
+#   gh api repos/OWNER/REPO [--jq .FIELD]                    GET the repository: the field (a string
+#                                                            unquoted, as jq -r prints it), or the JSON;
+#                                                            a 404 is `gh: Not Found (HTTP 404)` on
+#                                                            standard error with exit 1, as gh reports it
 #
+# Any other command, or a refused request, exits 1 with a message on standard error, as gh does.
 # It reads the compact JSON testing/release_store.py answers (json.dumps: '"key": value').
 set -euo pipefail
 api=${GH_API:?GH_API is not set}
 auth=(-H "Authorization: Bearer ${GH_TOKEN:-}" -H "Accept: application/vnd.github+json")
+if [[ "${1:-}" == api && -n "${2:-}" ]]; then
+  root=${api%%/repos/*}
+  answer=$(mktemp)
+  trap 'rm -f "$answer"' EXIT
+  status=$(curl -s -o "$answer" -w '%{http_code}' "${auth[@]}" "$root/${2#/}") || status=000
+  if [[ "$status" != 200 ]]; then
+    [[ "$status" == 404 ]] && why="Not Found" || why="error"
+    echo "gh: $why (HTTP $status)" >&2
+    exit 1
+  fi
+  if [[ "${3:-}" == --jq ]]; then
+    field=${4:?--jq needs a filter}
+    field=${field#.}
+    value=$(grep -o '"'"$field"'": \("[^"]*"\|[^,}]*\)' "$answer" | head -n 1) || { echo null; exit 0; }
+    value=${value#*\": }
+    value=${value#\"}
+    echo "${value%\"}"
+  else
+    cat "$answer"; echo
+  fi
+  exit 0
+fi
 [[ "${1:-}" == release ]] || { echo "fake gh: unsupported command $*" >&2; exit 1; }
 verb=${2:?} tag=${3:?}
 shift 3

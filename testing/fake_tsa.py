@@ -2,10 +2,12 @@
 
 What it follows, and where from:
 
-- RFC 3161 section 3.4 (Time-Stamp Protocol via HTTP): the query is POSTed
+- RFC 3161 section 3.4 (Time-Stamp Protocol via HTTP,
+  https://www.rfc-editor.org/rfc/rfc3161#section-3.4): the query is POSTed
   with Content-Type application/timestamp-query, the answer comes back as
   application/timestamp-reply, a DER TimeStampResp.
-- OpenSSL's openssl-ts(1) manual (the `-reply` command and its `[tsa]`
+- OpenSSL's openssl-ts(1) manual (https://docs.openssl.org/3.0/man1/openssl-ts/:
+  the `-reply` command and its `[tsa]`
   configuration section: signer_cert, signer_key, certs, default_policy,
   digests, accuracy, ess_cert_id_alg) and OpenSSL's own TSA test
   configuration (test/CAtsa.cnf): the token is made by OpenSSL itself, the

@@ -26,6 +26,11 @@ What it does, and where each behaviour comes from:
 * A repository made with a token answers 404 to requests without
   `Authorization: Bearer <token>` (or `token <token>`), as GitHub answers for a
   private repository.
+* `GET /repos/{owner}/{repo}` answers the repository itself, with `full_name`,
+  `private` and `visibility` (docs.github.com/en/rest/repos/repos, "Get a
+  repository"): "private" for a store made with a token, "public" without, or
+  whatever `visibility` is set to; the scripts that write the record ask it
+  (.github/scripts/require_private.sh).
 
 `down` makes every endpoint answer 503, for outages; every request is kept in
 each host's `seen` list (testing/farm.py).
@@ -78,10 +83,11 @@ class FakeReleaseStore:
         self.folder = folder  # keep uploaded assets here rather than in memory (a year of them)
         self.releases: dict[str, Release] = {}
         self.down = False
+        self.visibility = "private" if token else "public"
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         prefix = f"/repos/{owner}/{repo}"
-        self.api = farm.add({prefix + "/*": self._api})
+        self.api = farm.add({prefix + "/*": self._api, prefix: self._repository})
         self.uploads = farm.add({prefix + "/releases/*": self._upload})
         self.objects = farm.add({"/asset/*": self._bytes})
         self._prefix = prefix
@@ -117,6 +123,14 @@ class FakeReleaseStore:
     def _authorised(self, handler: Handler) -> bool:
         given = handler.headers.get("Authorization") or ""
         return self.token is None or given in (f"Bearer {self.token}", f"token {self.token}")
+
+    def _repository(self, handler: Handler) -> Reply:
+        if self.down:
+            return _json({"message": "Service Unavailable"}, 503)
+        if not self._authorised(handler):
+            return _json({"message": "Not Found"}, 404)
+        return _json({"full_name": f"{self.owner}/{self.repo}", "private": self.visibility != "public",
+                      "visibility": self.visibility})
 
     def _api(self, handler: Handler) -> Reply:
         if self.down:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,18 @@ def test_the_storage_benchmark_runs_and_commits_a_record_that_verifies(tmp_path)
     tracked = subprocess.run(["git", "ls-files"], cwd=tmp_path / "repo", capture_output=True, text=True,
                              check=True).stdout.split()
     assert len(tracked) == 96 and all(name.startswith("data/record/") for name in tracked)
+
+
+def test_the_years_benchmark_rolls_the_record_over_into_a_repository_a_year(tmp_path):
+    work = tmp_path / "years"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "record_years.py"), "--start", "2026-12-31", "--days", "2", "--simulate", "1",
+         "--per-day", "12", "--entries", "20", "--outlets", "40", "--keep", str(work)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = re.findall(r"^  (20\d\d)  +\d+  ", done.stdout, re.M)
+    assert rows == ["2026", "2027"], done.stdout
+    old, new = work / "outlets" / "record-2026", work / "outlets" / "record-2027"
+    assert folder.verify([old, new]) == 48 + 48 + 1  # the next day's first job included
+    assert folder.continues(new)["file"] == folder.record_name(folder.batches(old)[-1])
+    assert not [p for p in folder.batches(new)[1:] if not folder.record_name(p).startswith("2027/")]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testing.fake_github import FakeGitHub
 from tests.test_datasette import record  # noqa: F401  (a database with a row in every table)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,6 +182,17 @@ def test_collect_runs_hourly_at_an_odd_minute_never_cancelled():
     assert checkout["with"]["ref"] == "${{ github.ref }}"
 
 
+# Each secret, and the workflows allowed it: the archive keys, the App that reaches the record
+# repositories, the record's signing key, the deploy key of a public site repository.
+SECRETS = {
+    "archive.yml": {"IA_ACCESS_KEY", "IA_SECRET_KEY", "TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
+    "collect.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
+    "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
+    "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
+    "pages.yml": {"TAKEDOWNWATCH_APP_KEY", "TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
+}
+
+
 def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
     archive = load(WORKFLOWS / "archive.yml")
     assert _minute(archive) != _minute(load(WORKFLOWS / "collect.yml")) and int(_minute(archive)) % 2 == 1
@@ -189,10 +201,22 @@ def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
     assert step["env"]["IA_SECRET_KEY"] == "${{ secrets.IA_SECRET_KEY }}"
     for path in FILES:
         secrets = set(re.findall(r"secrets\.(\w+)", path.read_text(encoding="utf-8")))
-        expected = {"IA_ACCESS_KEY", "IA_SECRET_KEY"} if path.name == "archive.yml" else set()
-        if path.name in ("archive.yml", "collect.yml"):
-            expected.add("RECORD_SIGNING_KEY")
-        assert secrets == expected, path
+        assert secrets == SECRETS.get(path.name, set()), path.name
+        for step in steps(load(path)):  # each only in the one step that uses it
+            text = json.dumps(step)
+            if "TAKEDOWNWATCH_APP_KEY" in text:
+                assert step["uses"].startswith("actions/create-github-app-token@"), path.name
+                assert set(step["with"]) >= {"client-id", "private-key"} and "env" not in step
+                # Each App token names its permissions, and the repositories it reaches: only the one
+                # that makes a new period's repository (which cannot be named yet) administers, alone.
+                granted = {k: v for k, v in step["with"].items() if k.startswith("permission-")}
+                assert granted, f"{path.name}: {step['name']} inherits every permission of the App"
+                if "repositories" not in step["with"]:
+                    assert granted == {"permission-administration": "write"}, (path.name, step["name"])
+                else:
+                    assert step["with"]["repositories"].startswith("${{ steps.names.outputs."), path.name
+            if "TAKEDOWNWATCH_SITE_DEPLOY_KEY" in text:
+                assert "push_site.sh" in step["run"], path.name
 
 
 def test_the_record_signing_key_reaches_only_the_steps_that_sign():
@@ -210,16 +234,34 @@ def test_the_record_signing_key_reaches_only_the_steps_that_sign():
         assert text.count("secrets.RECORD_SIGNING_KEY") == len(holders)
 
 
-def test_pages_builds_after_collection_and_deploys_with_pages_permissions_only():
+def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_permissions_only():
     pages = load(WORKFLOWS / "pages.yml")
     assert pages["on"]["workflow_run"] == {"workflows": ["collect"], "types": ["completed"]}
     assert "workflow_dispatch" in pages["on"]
-    build, deploy = pages["jobs"]["build"], pages["jobs"]["deploy"]
+    build, deploy, push = pages["jobs"]["build"], pages["jobs"]["deploy"], pages["jobs"]["push-site"]
     assert build["permissions"] == {"contents": "read"}
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
-    assert "python -m collector build-site --out _site" in runs(pages)
-    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact@") for s in build["steps"])
+    assert push["permissions"] == {"contents": "read"}
+    # Pages from this repository, or the site repository by its deploy key: never both.
+    assert (deploy["if"], push["if"]) == ("vars.TAKEDOWNWATCH_SITE_REPOSITORY == ''",
+                                          "vars.TAKEDOWNWATCH_SITE_REPOSITORY != ''")
+    text = "\n".join(s.get("run", "") for s in build["steps"])
+    assert "python -m collector build-site --from-stats published/stats.json --out _site" in text
+    uses = [s.get("uses", "").split("@")[0] for s in build["steps"]]
+    # Neither the database nor the record nor the decisions' private side: no cache, no level,
+    # only the code and the templates checked out.
+    assert "actions/cache/restore" not in uses and "level_database.sh" not in text and "data/" not in text
+    checkout = build["steps"][uses.index("actions/checkout")]["with"]
+    assert checkout["sparse-checkout"].split() == ["collector", "site"]
+    figures = build["steps"][uses.index("actions/download-artifact")]["with"]
+    assert figures["name"] == "published-figures"
+    assert uses.index("actions/download-artifact") < uses.index("actions/upload-pages-artifact")
+    assert "check_site.sh _site" in text
     assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])
+    # The figures the site is built from are what the publish job computed, uploaded alone.
+    publish = pages["jobs"]["publish"]["steps"]
+    upload = next(s for s in publish if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["name"] == "published-figures" and upload["with"]["path"] == "_figures/stats.json"
 
 
 def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed():
@@ -232,10 +274,15 @@ def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed(
     assert release < push and '--summary "$GITHUB_STEP_SUMMARY"' in text[release]
     assert publish["outputs"]["sha"] == "${{ steps.commit.outputs.sha }}"
     checkout = build["steps"][0]
-    assert checkout["with"] == {"ref": "${{ needs.publish.outputs.sha }}", "persist-credentials": False}
-    text = [s.get("run", "") for s in build["steps"]]
+    assert checkout["with"]["ref"] == "${{ needs.publish.outputs.sha }}"
+    assert checkout["with"]["persist-credentials"] is False
+    # The audit reads the history as pushed, before the figures are computed from it.
     audit = next(i for i, t in enumerate(text) if t == "python -m collector audit")
-    assert audit < next(i for i, t in enumerate(text) if "build-site" in t)
+    assert push < audit < next(i for i, t in enumerate(text) if "build-site" in t)
+    # Each job that reads the database levels it first, and none saves one.
+    uses = [s.get("uses", "").split("@")[0] for s in publish["steps"]]
+    assert "actions/cache/save" not in uses
+    assert uses.index("actions/cache/restore") < next(i for i, t in enumerate(text) if "level_database.sh" in t)
 
 
 def test_tests_run_on_push_and_pull_request():
@@ -264,9 +311,13 @@ def _clone(origin: Path, where: Path) -> Path:
     return where
 
 
-def _commit_record(clone: Path, message: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable,
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+RECORD_REPOSITORY = "activaterights/takedownwatch-record-2026"
+
+
+def _commit_record(clone: Path, message: str, github: FakeGitHub | None = None) -> subprocess.CompletedProcess:
+    github = github or FakeGitHub(clone.parent / "gh")
+    env = github.env(RECORD_REPOSITORY=RECORD_REPOSITORY, PYTHON=sys.executable,
+                     PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run(["bash", str(SCRIPTS / "commit_record.sh"), message], cwd=clone, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -290,11 +341,9 @@ def _record(tmp_path: Path, name: str, days: int):
 
 @pytest.fixture
 def origin(tmp_path):
-    """A bare 'GitHub' repository whose main holds one export file."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    """A private record repository on a fake GitHub whose main holds one export file."""
+    bare = FakeGitHub(tmp_path / "gh").create(RECORD_REPOSITORY)
     seed = _clone(bare, tmp_path / "seed")
-    git(seed, "checkout", "-q", "-b", "main")
     first = _record(tmp_path, "run", 1)
     shutil.copytree(first, seed / "data" / "record")
     git(seed, "add", ".")
@@ -423,8 +472,10 @@ echo "$1|$*|${{GIT_CONFIG_KEY_0:-}}|${{GIT_CONFIG_VALUE_0:-}}" >> {log}
 exec {shutil.which("git")} "$@"
 """)
     (shim / "git").chmod(0o755)
-    env = dict(os.environ, GITHUB_REF_NAME="main", PYTHON=sys.executable, GITHUB_TOKEN="tok-123",
-               GITHUB_SERVER_URL="https://github.com", PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
+    github = FakeGitHub(tmp_path / "gh")  # the record repository, private
+    env = github.env(RECORD_REPOSITORY=RECORD_REPOSITORY, PYTHON=sys.executable, GITHUB_TOKEN="tok-123",
+                     GITHUB_SERVER_URL="https://github.com")
+    env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
     done = subprocess.run(["bash", str(SCRIPTS / "commit_record.sh"), "record: 2"], cwd=job, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -437,34 +488,22 @@ exec {shutil.which("git")} "$@"
 
 
 def test_publish_warc_uploads_each_file_to_its_days_release_once(tmp_path):
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    state = tmp_path / "gh-state"
-    state.mkdir()
-    (fake / "gh").write_text(f"""#!/usr/bin/env bash
-echo "$*" >> {state}/calls
-tag=$3
-case "$1 $2" in
-  "release view") [ -e {state}/$tag ] || exit 1; [ "${{4:-}}" = --json ] && cat {state}/$tag; exit 0;;
-  "release create") touch {state}/$tag;;
-  "release upload") basename "$4" >> {state}/$tag;;
-esac
-""")
-    (fake / "gh").chmod(0o755)
+    github = FakeGitHub(tmp_path / "gh")
+    github.create("activaterights/takedownwatch")
     warc = tmp_path / "warc"
     for name in ("2026/09/01/run-000001-001700-aaaa.warc.gz", "2026/09/02/run-000002-001700-bbbb.warc.gz"):
         (warc / name).parent.mkdir(parents=True, exist_ok=True)
         (warc / name).write_bytes(b"warc")
-    env = dict(os.environ, PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    env = github.env(GITHUB_REPOSITORY="activaterights/takedownwatch")
     for _ in range(2):  # a second pass replaces nothing
         done = subprocess.run(["bash", str(SCRIPTS / "publish_warc.sh"), str(warc)], env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-    calls = (state / "calls").read_text().splitlines()
-    assert [c.split()[:3] for c in calls if " create " in f" {c} "] == [
+    calls = github.calls()
+    assert [c.split()[:3] for c in calls if c.startswith("release create ")] == [
         ["release", "create", "warc-2026-09-01"], ["release", "create", "warc-2026-09-02"]]
-    assert (state / "warc-2026-09-01").read_text().split() == ["run-000001-001700-aaaa.warc.gz"]
-    assert (state / "warc-2026-09-02").read_text().split() == ["run-000002-001700-bbbb.warc.gz"]
+    assert github.release_assets("warc-2026-09-01") == ["run-000001-001700-aaaa.warc.gz"]
+    assert github.release_assets("warc-2026-09-02") == ["run-000002-001700-bbbb.warc.gz"]
     assert "not replaced" in done.stderr
 
 
@@ -478,18 +517,72 @@ def test_vantage_falls_back_to_the_runner_name(tmp_path):
     assert done.stdout.strip() == "name=github-actions-github-actions-12"
 
 
-def test_run_summary_gives_groups_requests_duration_and_warnings(record):  # noqa: F811
+def _run_summary():
     sys.path.insert(0, str(SCRIPTS))
     try:
         import run_summary
     finally:
         sys.path.remove(str(SCRIPTS))
+    return run_summary
+
+
+def test_run_summary_gives_groups_requests_duration_and_warnings(record):  # noqa: F811
+    run_summary = _run_summary()
     text = run_summary.summary(record, "run")
     assert text.startswith("## run run 1\n") and "duration 10 min 0 s" in text
-    assert "| g1 | 1 | 1 | 1 | 1 | 1 | 1 | 1 |" in text  # one group, never an outlet
     assert "| ok | 3 | 0 |" in text and "| robots_disallowed | 1 | 1 |" in text
-    assert "### Warnings (0)" in text and "jago" not in text
+    assert "### Warnings: 0" in text and "jago" not in text
+    # One group of one outlet: its counts would be that outlet's, so no group row and no total.
+    assert "| g1 |" not in text and "| all outlets |" not in text and "smaller groups" not in text
     assert "No `archive` run" in run_summary.summary(record, "archive")
+
+
+def _summary_record(tmp_path: Path, sizes: dict[str, int]) -> tuple[Path, set[str]]:
+    """Return a database whose one run captured an article in every outlet of groups of these sizes, and
+    warned about each, and every outlet id and address in it."""
+    from collector.record.store import Store
+
+    store = Store(tmp_path / "summary.db")
+    run = store.insert("runs", {"command": "run", "started_at": "2026-09-01T00:17:00Z", "vantage": "v",
+                                "software_version": "0", "settings": "{}"})
+    secrets, warnings = set(), []
+    for group, size in sizes.items():
+        store.insert("outlet_groups", {"id": group, "name": group.title(), "name_bn": group})
+        for n in range(size):
+            outlet, host = f"{group}-paper{n}", f"{group}-paper{n}.example.com.bd"
+            url = f"https://{host}/national/{n}"
+            store.insert("outlets", {"id": outlet, "name": outlet, "name_bn": outlet, "homepage": f"https://{host}/",
+                                     "group_id": group, "first_seen_at": "t", "last_synced_at": "t"})
+            store.insert("requests", {"run_id": run, "outlet_id": outlet, "purpose": "listing", "method": "GET",
+                                      "url": url, "host": host, "attempt": 1, "sent": 1, "started_at": "t",
+                                      "finished_at": "t", "result": "ok", "vantage": "v"})
+            store.insert("capture_queue", {"url_key": url, "url": url, "outlet_id": outlet, "reason": "recent",
+                                           "queued_at": "t", "queued_run": run})
+            warnings.append(f"{outlet}: ConnectionError: HTTPSConnectionPool(host='{host}', port=443): {url}")
+            secrets |= {outlet, host, url}
+    store.insert("run_finishes", {"run_id": run, "finished_at": "2026-09-01T00:27:00Z", "counts": "{}",
+                                  "warnings": json.dumps(warnings)})
+    store.close()
+    return tmp_path / "summary.db", secrets
+
+
+@pytest.mark.parametrize("sizes, rows", [
+    ({"national": 4, "online": 3}, ["national", "online", "all outlets"]),
+    ({"national": 4, "agency": 1, "english": 2}, ["national", "smaller groups (2)", "all outlets"]),
+    ({"national": 4, "agency": 2}, ["national"]),  # the pool of 2 and the total that would give it away
+], ids=["large groups", "small groups pooled", "pool too small"])
+def test_run_summary_shows_groups_of_three_or_more_and_never_an_outlet_address_or_warning(tmp_path, sizes, rows):
+    db, secrets = _summary_record(tmp_path, sizes)
+    text = _run_summary().summary(db, "run")
+    shown = re.findall(r"^\| ([^|]+?) \| \d", text.split("### By group")[1].split("###")[0], re.M)
+    assert shown == rows, text
+    queued = {r: int(re.search(rf"^\| {re.escape(r)} \| (\d+) \| \d+ \| \d+ \| (\d+)", text, re.M).group(2))
+              for r in rows}
+    assert queued.get("all outlets", sum(sizes.values())) == sum(sizes.values())
+    assert f"### Warnings: {sum(sizes.values())}" in text
+    for secret in secrets:
+        assert secret not in text
+    assert "ConnectionError" not in text and "example.com.bd" not in text
 
 
 # -- the working database between jobs ---------------------------------------------------------
@@ -544,53 +637,128 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
 
 
 def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushing():
-    for name in ("collect.yml", "archive.yml", "pages.yml"):
+    for name in ("collect.yml", "archive.yml"):
         workflow = load(WORKFLOWS / name)
         listed = list(steps(workflow))
         uses = [s.get("uses", "").split("@")[0] for s in listed]
         text = [s.get("run", "") for s in listed]
         restore = uses.index("actions/cache/restore")
         level = next(i for i, t in enumerate(text) if "level_database.sh" in t)
-        assert restore < level and "export rebuild" not in "\n".join(text)
+        checkout = next(i for i, t in enumerate(text) if "record_repository.sh checkout" in t)
+        assert checkout < restore < level and "export rebuild" not in "\n".join(text)
         assert listed[restore]["with"]["restore-keys"] == "record-db-"
         assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
-        if name == "pages.yml":
-            assert "actions/cache/save" not in uses  # reads the record, never saves a database
-            for job in workflow["jobs"].values():  # each job that reads the database levels it first
-                job_uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
-                job_text = [s.get("run", "") for s in job["steps"]]
-                if "actions/cache/restore" in job_uses:
-                    assert job_uses.index("actions/cache/restore") < next(
-                        i for i, t in enumerate(job_text) if "level_database.sh" in t)
-            continue
         save = uses.index("actions/cache/save")
         push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)
         fold = next(i for i, t in enumerate(text) if "wal_checkpoint" in t)
         assert push < fold < save and "if" not in listed[save]  # skipped when any step before failed
         assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
         assert listed[save]["with"]["key"].startswith("record-db-")
+        # The record goes to this period's record repository, named by the checkout.
+        assert listed[push]["env"]["RECORD_REPOSITORY"] == "${{ steps.record.outputs.repository }}"
+        assert listed[checkout]["id"] == "record"
+        # At a boundary, and then only, a token that reads the period before's repository, and the rollover.
+        seed = next(i for i, t in enumerate(text) if "record_repository.sh seed" in t)
+        previous = next(i for i, s in enumerate(listed) if s.get("id") == "previous-token")
+        assert checkout < previous < seed < restore
+        assert listed[previous]["if"] == listed[seed]["if"] == "steps.record.outputs.due == 'yes'"
+        assert listed[previous]["with"]["permission-contents"] == "read"
+        assert listed[seed]["env"]["GITHUB_TOKEN"] == "${{ steps.previous-token.outputs.token }}"
+        assert listed[checkout]["env"]["RECORD_FIRST_PERIOD"] == "${{ vars.TAKEDOWNWATCH_FIRST_PERIOD }}"
 
 
-def test_a_lost_cache_is_refilled_by_hand_from_the_whole_record():
+def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     workflow = load(WORKFLOWS / "rebuild-database.yml")
     assert set(workflow["on"]) == {"workflow_dispatch"}
+    assert workflow["concurrency"]["group"] == "record"
     (job,) = workflow["jobs"].values()
     assert job["permissions"] == {"contents": "read"} and job["timeout-minutes"] == 360
     uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
     text = "\n".join(s.get("run", "") for s in job["steps"])
-    assert "actions/cache/restore" not in uses and "export rebuild --out data/record" in text
+    assert "actions/cache/restore" not in uses
+    assert "record_repository.sh history records" in text and 'export rebuild "${args[@]}"' in text
+    token = job["steps"][uses.index("actions/create-github-app-token")]["with"]
+    assert token["permission-contents"] == "read"  # reads the record repositories, writes none
     save = job["steps"][uses.index("actions/cache/save")]
     collect_save = next(s for s in steps(load(WORKFLOWS / "collect.yml"))
                         if s.get("uses", "").startswith("actions/cache/save@"))
-    assert save["with"] == collect_save["with"]  # where collect, archive and pages look
+    assert save["with"] == collect_save["with"]  # where collect and archive look
 
 
 def test_jobs_holding_the_database_can_move_to_a_bigger_runner():
     """The working database outgrows a standard hosted runner's disk within months at full load."""
-    for name, job in (("collect.yml", "collect"), ("archive.yml", "archive"), ("pages.yml", "build"),
-                      ("rebuild-database.yml", "rebuild")):
+    for name, job in (("collect.yml", "collect"), ("archive.yml", "archive"), ("rebuild-database.yml", "rebuild")):
         runner = load(WORKFLOWS / name)["jobs"][job]["runs-on"]
         assert runner == "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}", name
+
+
+# -- the record is never public ------------------------------------------------------------------
+
+# What writes the per-article record somewhere: its export files, its WARC files, a repository for it.
+WRITES = ("commit_record.sh", "publish_warc.sh", "record_repository.sh", "git push", "gh release", "gh repo create")
+GUARD = 'bash .github/scripts/require_private.sh "$GITHUB_REPOSITORY" "$VISIBILITY"'
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_job_can_write_the_record_before_it_refused_a_repository_that_is_not_private(path):
+    """A test that fails if a workflow could push the record to a public repository.
+
+    Every job that writes the record checks this repository's visibility first, as its context says it
+    (github.event.repository.visibility) and as the API says it, in a step that cannot be skipped; the
+    scripts that write check the repository they write to as well (tests/test_private_record.py).
+    """
+    for name, job in load(path)["jobs"].items():
+        listed = job.get("steps", [])
+        writing = [i for i, s in enumerate(listed) if any(w in s.get("run", "") for w in WRITES)]
+        if not writing:
+            continue
+        guards = [i for i, s in enumerate(listed) if s.get("run", "").strip() == GUARD]
+        assert guards and guards[0] < writing[0], f"{path.name} {name}: writes before refusing a public repository"
+        guard = listed[guards[0]]
+        assert guard["env"]["VISIBILITY"] == "${{ github.event.repository.visibility }}"
+        assert guard["env"]["GH_TOKEN"] == "${{ github.token }}"
+        assert "if" not in guard and "continue-on-error" not in guard and "continue-on-error" not in job
+        # Nothing but the job's deadline and a checkout of the code come before it: no request is made
+        # from a repository that is not private.
+        assert all(s.get("uses", "").startswith("actions/checkout@") or
+                   ("DEADLINE=" in s.get("run", "") and "uses" not in s) for s in listed[:guards[0]]), path.name
+    for script in ("commit_record.sh", "publish_warc.sh", "package_wacz.sh", "record_repository.sh"):
+        assert "require_private.sh" in (SCRIPTS / script).read_text(encoding="utf-8"), script
+
+
+def _months_of(cron: str) -> set[int]:
+    return {int(m) for m in cron.split()[3].split(",")}
+
+
+def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
+    from datetime import datetime, timezone
+
+    from collector import settings
+    from collector.record.rollover import repositories
+
+    workflow = load(WORKFLOWS / "rollover.yml")
+    prepare, roll = [entry["cron"] for entry in workflow["on"]["schedule"]]
+    assert "workflow_dispatch" in workflow["on"]
+    assert workflow["concurrency"] == load(WORKFLOWS / "collect.yml")["concurrency"]
+    # Daily in the last days of each period, then every 6 hours in the first three of the next.
+    starts = set(range(1, 13, settings.RECORD_REPOSITORY_MONTHS))
+    assert _months_of(roll) == starts and roll.split()[:3] == ["29", "*/6", "1-3"]
+    assert _months_of(prepare) == {(m - 2) % 12 + 1 for m in starts}
+    first_day = int(prepare.split()[2].split("-")[0])
+    assert prepare.split()[2].endswith("-31")
+    # The first run of the prepare window already makes the next period's repository.
+    for month in _months_of(prepare):
+        early = datetime(2026, month, first_day, 5, 29, tzinfo=timezone.utc)
+        assert len(repositories("o/tw", early).prepare) == 2, month
+        assert len(repositories("o/tw", early.replace(day=first_day - 4)).prepare) == 1
+    (job,) = workflow["jobs"].values()
+    text = [s.get("run", "") for s in job["steps"]]
+    order = [next(i for i, t in enumerate(text) if needle in t) for needle in (
+        "require_private.sh", "record_repository.sh prepare", "record_repository.sh checkout",
+        "commit_record.sh", "export verify")]
+    assert order == sorted(order)
+    verify = job["steps"][order[-1]]
+    assert verify["if"] == f"github.event.schedule != '{prepare}'"  # not daily in December: after a boundary
 
 
 def test_the_collection_ends_by_a_deadline_comfortably_inside_the_jobs_timeout():

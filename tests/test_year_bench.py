@@ -29,3 +29,33 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
     assert year["comparisons_open"] == 0
     for kind, figures in year["jobs"].items():
         assert figures["projected_max"] < figures["timeout_seconds"], (kind, figures)
+
+
+def _gh(store, *args, token="sim-token"):
+    env = {"GH_API": store.base, "GH_TOKEN": token, "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["bash", str(ROOT / "testing" / "fake_gh.sh"), *args], capture_output=True, text=True,
+                          env=env, timeout=30)
+
+
+def test_the_years_gh_answers_the_private_repository_check_as_gh_api_does(tmp_path):
+    from testing.farm import Farm
+    from testing.release_store import FakeReleaseStore
+
+    with Farm() as farm:
+        private, public = FakeReleaseStore(farm, token="sim-token"), FakeReleaseStore(farm, repo="open")
+        assert _gh(private, "api", "repos/takedownwatch/record", "--jq", ".visibility").stdout == "private\n"
+        assert _gh(private, "api", "repos/takedownwatch/record", "--jq", ".private").stdout == "true\n"
+        assert json.loads(_gh(private, "api", "repos/takedownwatch/record").stdout)["full_name"] == "takedownwatch/record"
+        refused = _gh(private, "api", "repos/takedownwatch/record", "--jq", ".visibility", token="other")
+        assert (refused.returncode, refused.stderr) == (1, "gh: Not Found (HTTP 404)\n")
+        assert _gh(public, "api", "repos/takedownwatch/open", "--jq", ".visibility").stdout == "public\n"
+        # The script every writing job runs first passes against the private store, refuses the public one.
+        script = ROOT / ".github" / "scripts" / "require_private.sh"
+        for store, name, code in ((private, "takedownwatch/record", 0), (public, "takedownwatch/open", 1)):
+            gh = tmp_path / "bin" / "gh"
+            gh.parent.mkdir(exist_ok=True)
+            gh.write_text(f'#!/bin/sh\nexec bash "{ROOT / "testing" / "fake_gh.sh"}" "$@"\n')
+            gh.chmod(0o755)
+            env = {"GH_API": store.base, "GH_TOKEN": "sim-token", "PATH": f"{gh.parent}:/usr/bin:/bin"}
+            done = subprocess.run(["bash", str(script), name], capture_output=True, text=True, env=env, timeout=30)
+            assert done.returncode == code, done.stdout + done.stderr

@@ -6,19 +6,39 @@
 # reads only the export files written since (`export rebuild --resume`). When
 # there is no copy, or the copy holds anything the record does not (its job
 # failed before pushing, or the record was rewritten), the copy is discarded and
-# the database is rebuilt from the whole record.
+# the database is rebuilt from the whole record. A record folder checked out sparsely (its newest
+# days: record_repository.sh) is checked out whole first when the copy is older than those days. A record folder that continues last year's
+# record repository (CONTINUES.json) cannot be rebuilt alone: the job then stops, asking for the
+# rebuild-database workflow, which reads every year's repository.
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
 record=${1:?usage: level_database.sh RECORD DB}
 db=${2:?usage: level_database.sh RECORD DB}
 python=${PYTHON:-python}
+source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
     exit 0
   fi
+  # A sparse checkout holds the newest days only: a cache older than them needs the rest.
+  if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
+    echo "checking out the whole record folder: the cached database is older than its newest days" >&2
+    git -C "$record" sparse-checkout disable
+    if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
+      exit 0
+    fi
+  fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
   rm -f -- "$db" "$db-wal" "$db-shm"
+fi
+if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
+  git -C "$record" sparse-checkout disable  # a rebuild reads every file
+fi
+if [[ -f "$record/CONTINUES.json" ]]; then
+  echo "::error::no cached database continues the record, and $record continues an earlier year's record \
+repository: run the rebuild-database workflow (it reads every year's) and then this job again" >&2
+  exit 1
 fi
 "$python" -m collector export rebuild --out "$record" --db "$db"

@@ -5,6 +5,8 @@
 #
 #   GH_TOKEN=... RECORD_SIGNING_KEY=... bash .github/scripts/package_wacz.sh [DAY]
 set -euo pipefail
+# The WACZ holds every page as captured: never uploaded to a repository that is not private.
+bash "$(dirname "$0")/require_private.sh" "${GH_REPO:-${GITHUB_REPOSITORY:?neither GH_REPO nor GITHUB_REPOSITORY is set}}"
 day=${1:-$(date -u -d yesterday +%Y-%m-%d)}
 tag="warc-$day"
 python=${PYTHON:-python}

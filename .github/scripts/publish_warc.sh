@@ -2,12 +2,14 @@
 # Uploads every WARC file under the folder given to the GitHub release of its day
 # (tag warc-YYYY-MM-DD, created when missing), the name and SHA-256 of each being in the
 # record's warc_files table already. An asset is never replaced: a file whose name is
-# already among the release's assets is left alone and reported.
+# already among the release's assets is left alone and reported. Nothing is uploaded unless the
+# repository of the releases (GH_REPO, default GITHUB_REPOSITORY) is private (require_private.sh).
 #
 #   GH_TOKEN=... bash .github/scripts/publish_warc.sh data/warc
 set -euo pipefail
 warc_dir=${1:?usage: publish_warc.sh WARC_DIR}
 [ -d "$warc_dir" ] || { echo "no WARC folder $warc_dir: nothing to publish"; exit 0; }
+bash "$(dirname "$0")/require_private.sh" "${GH_REPO:-${GITHUB_REPOSITORY:?neither GH_REPO nor GITHUB_REPOSITORY is set}}"
 find "$warc_dir" -name '*.warc.gz' -type f | sort | while read -r file; do
   relative=${file#"$warc_dir"/}
   if [[ "$relative" =~ ^([0-9]{4})/([0-9]{2})/([0-9]{2})/ ]]; then

@@ -1,5 +1,8 @@
-"""Prints a Markdown summary of one run for $GITHUB_STEP_SUMMARY: figures by group, requests by result,
-duration and warnings. Groups only, never single outlets, as on the published site.
+"""Prints a Markdown summary of one run for $GITHUB_STEP_SUMMARY: counts by group, requests by result,
+duration and how many warnings. GitHub shows a job summary to anyone who can see the run, so it carries
+group-level counts only: no outlet id, no address, no warning or exception text (which names sites).
+A group of fewer than settings.MIN_OUTLETS_PER_FIGURE monitored outlets is pooled with the other small
+groups, and the pool is shown only when it is that large itself, as on the published site.
 
     python .github/scripts/run_summary.py --db data/takedownwatch.db --command run >> "$GITHUB_STEP_SUMMARY"
 """
@@ -12,6 +15,12 @@ import sqlite3
 import sys
 from datetime import datetime
 from pathlib import Path
+
+try:
+    from collector.settings import MIN_OUTLETS_PER_FIGURE
+except ImportError:  # run as a file from the checkout: the project is its root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from collector.settings import MIN_OUTLETS_PER_FIGURE
 
 BY_GROUP = """
 SELECT g.id AS grp,
@@ -32,6 +41,8 @@ SELECT g.id AS grp,
 FROM outlet_groups g ORDER BY g.id
 """
 COLUMNS = ("outlets", "listings", "entries", "queued", "captured", "checks", "archive_rows")
+POOL = "smaller groups"
+TOTAL = "all outlets"
 
 
 def _parse(stamp: str | None) -> datetime | None:
@@ -66,18 +77,38 @@ def summary(db: Path, command: str, run_id: int | None = None) -> str:
                  f"duration {_duration(run['started_at'], finish['finished_at'] if finish else None)}.", "",
                  "### By group", "", "| group | " + " | ".join(COLUMNS) + " |",
                  "|---|" + "---:|" * len(COLUMNS)]
-        for row in conn.execute(BY_GROUP, {"run": run["id"]}):
-            lines.append(f"| {row['grp']} | " + " | ".join(str(row[c]) for c in COLUMNS) + " |")
+        for name, values in group_rows(conn, run["id"]):
+            lines.append(f"| {name} | " + " | ".join(str(values[c]) for c in COLUMNS) + " |")
         lines += ["", "### Requests by result", "", "| result | requests | not sent |", "|---|---:|---:|"]
         for row in conn.execute("SELECT result, COUNT(*) AS n, SUM(sent = 0) AS unsent FROM requests "
                                 "WHERE run_id = ? GROUP BY result ORDER BY n DESC", (run["id"],)):
             lines.append(f"| {row['result']} | {row['n']} | {row['unsent']} |")
         warnings = json.loads(finish["warnings"]) if finish else []
-        lines += ["", f"### Warnings ({len(warnings)})", ""]
-        lines += [f"- {w}" for w in warnings] or ["None."]
+        lines += ["", f"### Warnings: {len(warnings)}", "",
+                  "Their text can name a site, so it stays in the record (`run_finishes.warnings`), "
+                  "never in this summary." if warnings else "None."]
         return "\n".join(lines) + "\n"
     finally:
         conn.close()
+
+
+def group_rows(conn: sqlite3.Connection, run_id: int) -> list[tuple[str, dict]]:
+    """Return (name, counts) rows: groups large enough to show, the pool of smaller ones, the total.
+
+    A group of fewer than MIN_OUTLETS_PER_FIGURE monitored outlets is never a
+    row of its own; the small groups are pooled, and the pool is shown only
+    when it reaches the threshold. The total is shown only when nothing is
+    held back, so that no row subtracted from it gives the held-back counts.
+    """
+    groups = [dict(row) for row in conn.execute(BY_GROUP, {"run": run_id})]
+    shown = [(g["grp"], g) for g in groups if g["outlets"] >= MIN_OUTLETS_PER_FIGURE]
+    small = [g for g in groups if g["outlets"] < MIN_OUTLETS_PER_FIGURE]
+    pool = {c: sum(g[c] for g in small) for c in COLUMNS}
+    if small and pool["outlets"] >= MIN_OUTLETS_PER_FIGURE:
+        shown.append((f"{POOL} ({len(small)})", pool))
+    if not small or pool["outlets"] >= MIN_OUTLETS_PER_FIGURE:
+        shown.append((TOTAL, {c: sum(g[c] for g in groups) for c in COLUMNS}))
+    return shown
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -94,32 +94,50 @@ def _interval(min_interval: float | None, urls: list[str]) -> tuple[float, bool]
 
 
 @click.command("verify")
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to check.")
+@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True,
+              help="Export folder to check; repeat it for the record repositories of successive periods, "
+                   "oldest first, to check the chain across them.")
 @click.option("--db", default=None, help="Also compare every row of this database with the record.")
 @click.option("--require-timestamps", is_flag=True,
               help=f"Fail for a file with fewer than {settings.TIMESTAMP_MIN_AUTHORITIES} valid tokens.")
 @click.option("--chain-only", is_flag=True,
               help="Check only each file's content and the chain (what a push after a rebase needs).")
+@click.option("--tail", is_flag=True,
+              help="With --chain-only: the files present, from the oldest on, as a sparse checkout of the "
+                   "newest days holds them (one folder).")
 @_trust_option
 @edge
-def verify_command(out_dir, db, require_timestamps, chain_only, trust_dir):
+def verify_command(out_dirs, db, require_timestamps, chain_only, tail, trust_dir):
     """Check the record: every file's content, the chain, signatures, timestamps (and a database).
 
     Fails naming the first file, line or row that is not as it was written.
+    Given the record repositories of successive periods, checks the chain
+    across every boundary; a folder that continues an earlier repository not
+    given is checked from the file it starts with.
 
     \b
     Example:
         python -m collector export verify --out data/record --db data/takedownwatch.db
+        python -m collector export verify --out record-2026 --out record-2027
     """
     from collector.evidence.verify import verify_record
+    from collector.record.folder import continues
 
+    folders = list(out_dirs)
+    if tail and not chain_only:
+        raise BadUsage("--tail checks the chain only: give --chain-only with it")
+    link = None if tail else continues(folders[0])
+    if link:
+        click.echo(f"{folders[0]} continues {link['repository']} from {link['file']}, not checked here: "
+                   "give its folder first to check the chain across")
     if chain_only:
         from collector.record.contents import check_folder
 
-        click.echo(f"{len(check_folder(out_dir))} export files, chain intact, content checked")
+        count = len(check_folder(folders, tail=tail))
+        click.echo(f"{count} export files{' present' if tail else ''}, chain intact, content checked")
         return
 
-    report = verify_record(out_dir, trust_dir, db=db, require_timestamps=require_timestamps)
+    report = verify_record(folders, trust_dir, db=db, require_timestamps=require_timestamps)
     click.echo(f"{report.files} export files, chain intact, content checked, {report.signed} signatures good")
     click.echo(f"{len(report.tokens)} timestamp tokens good; {len(report.awaiting)} file(s) awaiting tokens")
     for name, check in report.late:

@@ -6,11 +6,13 @@ import time
 
 import click
 
+from collector import settings
 from collector.cli.options import Busy, lock_option, make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
 from collector.record.lock import DatabaseBusy, exclusive
 from collector.record.rebuild import rebuild, resume as resume_rebuild
+from collector.record.rollover import due, repositories, seed, since
 from collector.record.store import Store
 
 
@@ -58,22 +60,29 @@ def export_new_command(db, out_dir, warc_dir, now, lock_wait):
         click.echo(f"warning: WARC file {name} is not in {warc_dir}; its digest was not recorded", err=True)
 
 
+FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of successive years, "
+                "oldest first.")
+
+
 @export.command("rebuild")
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder to read.")
+@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True, help=FOLDERS_HELP)
 @click.option("--db", default="data/takedownwatch.db", show_default=True, help="New database to write.")
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
 @lock_option
-def rebuild_command(out_dir, db, resume, lock_wait):
+def rebuild_command(out_dirs, db, resume, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
     (the collect workflow keeps its database in the Actions cache between runs).
+    A record that spans several record repositories (one per year) is read
+    from every one of them, oldest first; a resume needs only the newest.
 
     \b
     Example:
         python -m collector export rebuild --out data/record --db data/takedownwatch.db
+        python -m collector export rebuild --out record-2026 --out record-2027 --db full.db
         python -m collector export rebuild --resume --out data/record --db data/takedownwatch.db
     """
     shown = [time.monotonic()]
@@ -86,9 +95,9 @@ def rebuild_command(out_dir, db, resume, lock_wait):
     try:
         with exclusive(db, "export rebuild", lock_wait):
             if resume:
-                files, counts = resume_rebuild(out_dir, db, progress)
+                files, counts = resume_rebuild(list(out_dirs), db, progress)
             else:
-                counts = rebuild(out_dir, db, progress)
+                counts = rebuild(list(out_dirs), db, progress)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
@@ -98,6 +107,75 @@ def rebuild_command(out_dir, db, resume, lock_wait):
         click.echo(f"resumed {db}: {files} newer export file(s)" + (f": {rows}" if rows else ", already level"))
     else:
         click.echo(f"rebuilt {db}: " + (rows or "empty record"))
+
+
+@export.command("rollover")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
+              help="This year's record folder (a clone of its record repository).")
+@click.option("--from", "previous", default=None,
+              help="Last year's record folder; only its last export file is read (a sparse checkout will do).")
+@click.option("--continues", "repository", default=None, help="Last year's record repository, owner/name.")
+@click.option("--check", is_flag=True, help="Only say whether the rollover is due: exit 0 when it is, 1 when not.")
+@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+def rollover_command(out_dir, previous, repository, check, now):
+    """Start this year's record folder from the last export file of the year before.
+
+    Each calendar year's files are committed to a record repository of their
+    own. The rollover is due when this year's folder holds no export file:
+    the last file of last year's is copied into it, with CONTINUES.json
+    naming where it came from, and the next export continues the chain.
+
+    \b
+    Example:
+        python -m collector export rollover --check --out data/record
+        python -m collector export rollover --from last-year --out data/record --continues org/tw-record-2026
+    """
+    if check:
+        if due(out_dir):
+            click.echo(f"rollover due: {out_dir} holds no export file")
+            return
+        click.echo(f"rollover not due: {out_dir} holds the record already")
+        click.get_current_context().exit(1)
+    if previous is None or repository is None:
+        raise click.UsageError("--from and --continues are needed (or --check)")
+    try:
+        copied = seed(previous, out_dir, repository, make_clock(now).now())
+    except TakedownWatchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"rolled over: {copied} continues {repository}")
+
+
+@export.command("repositories")
+@click.option("--prefix", required=True, help="The code repository's owner/name, which names the record's.")
+@click.option("--months", type=int, default=None,
+              help=f"Months of record in one repository (default {settings.RECORD_REPOSITORY_MONTHS}).")
+@click.option("--first", default=None, help="The label of the record's first period: also list every "
+                                            "period's repository since (history-names).")
+@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+def repositories_command(prefix, months, first, now):
+    """Print the record repositories of now, as NAME=VALUE lines for $GITHUB_OUTPUT.
+
+    label (this period: 2027, or 2027-07), current and previous (owner/name),
+    current-name and previous-name (the names alone, for an App token's
+    `repositories`), prepare (those that must exist by now, space-separated),
+    and with --first, history-names (every period's since, oldest first).
+
+    \b
+    Example:
+        python -m collector export repositories --prefix activaterights/takedownwatch >> "$GITHUB_OUTPUT"
+    """
+    when = make_clock(now).now()
+    try:
+        found = repositories(prefix, when, months)
+        history = since(prefix, first, when, months) if first else None
+    except TakedownWatchError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    lines = [f"label={found.label}", f"current={found.current}", f"previous={found.previous}",
+             f"current-name={found.current.split('/')[-1]}", f"previous-name={found.previous.split('/')[-1]}",
+             f"prepare={' '.join(found.prepare)}"]
+    if history is not None:
+        lines.append(f"history-names={','.join(n.split('/')[-1] for n in history)}")
+    click.echo("\n".join(lines))
 
 
 def _register() -> None:

@@ -217,23 +217,32 @@ def stats(db, warc_dir, outlets, now, vantage, as_json, published):
 @click.option("--out", default="_site", show_default=True, help="Folder the static site is written to.")
 @click.option("--published", default=settings.PUBLISHED_DIR, show_default=True,
               help="Folder of the published history the figures are read from.")
+@click.option("--from-stats", "from_stats", default=None, metavar="FILE",
+              help="Build from this stats.json (one a build from the database wrote) alone: "
+                   "no database and no history is opened. The public site is deployed from such a build.")
 @edge
-def build_site_command(db, warc_dir, outlets, now, vantage, out, published):
+def build_site_command(db, warc_dir, outlets, now, vantage, out, published, from_stats):
     """Build the static site: coverage by group of outlets, and the method in English and Bangla.
 
     Every figure is read from the published history (`publish` appends to it),
-    so a build republishes every closed period exactly as first published.
+    so a build republishes every closed period exactly as first published. The
+    site's stats.json holds everything the pages show, so `--from-stats`
+    rebuilds the same site, byte for byte, from that file alone.
 
     \b
     Example:
         python -m collector build-site --out _site
+        python -m collector build-site --from-stats _site/stats.json --out _public
     """
     from collector.publish.history import History
-    from collector.publish.site import build_site
+    from collector.publish.site import build_site, build_site_from_stats
 
-    store = _existing_store(db)
-    written = build_site(store, out, make_clock(now).now(), history=History.open(published))
-    store.close()
+    if from_stats is not None:
+        written = build_site_from_stats(from_stats, out)
+    else:
+        store = _existing_store(db)
+        written = build_site(store, out, make_clock(now).now(), history=History.open(published))
+        store.close()
     click.echo(f"site: {len(written)} files written to {out}/ (open {out}/index.html)")
 
 

@@ -26,6 +26,7 @@ from collector.evidence.timestamps import TimestampError, TokenCheck, check_toke
 from collector.record.compare import compare_database
 from collector.record.contents import FileFacts, check_folder
 from collector.record.fileformat import ExportError
+from collector.record.folder import record_name
 from collector.record.store import open_read_only, trigger_problems
 
 SIGNERS_FILE = "allowed_signers"
@@ -51,12 +52,17 @@ class Report:
         return [(f, t) for f, t in self.tokens if t.late]
 
 
-def verify_record(out_dir: str | Path, trust_dir: str | Path = settings.TRUST_DIR, *,
+def verify_record(out_dir: str | Path | list, trust_dir: str | Path = settings.TRUST_DIR, *,
                   db: str | Path | None = None, require_timestamps: bool = False) -> Report:
-    """Return the report of a record that verifies; raise VerificationFailed naming the first failure."""
-    root, trust = Path(out_dir), Path(trust_dir)
+    """Return the report of a record that verifies; raise VerificationFailed naming the first failure.
+
+    Several folders (the record repositories of successive periods, oldest
+    first) are verified as one record, the chain checked across them.
+    """
+    folders = [Path(f) for f in (out_dir if isinstance(out_dir, (list, tuple)) else [out_dir])]
+    root, trust = folders[-1], Path(trust_dir)
     try:
-        facts = check_folder(root)
+        facts = check_folder(folders)
     except ExportError as exc:
         raise VerificationFailed(str(exc)) from exc
     report = Report(files=len(facts))
@@ -67,7 +73,7 @@ def verify_record(out_dir: str | Path, trust_dir: str | Path = settings.TRUST_DI
     for fact in facts:
         _check_tokens(root, fact, authorities, report, require_timestamps)
     if db is not None:
-        _check_database(root, facts, Path(db), report)
+        _check_database(folders, facts, Path(db), report)
     return report
 
 
@@ -79,7 +85,7 @@ def _check_signature(path: Path, trust: Path) -> None:
 
 
 def _check_tokens(root: Path, fact: FileFacts, authorities: dict, report: Report, required: bool) -> None:
-    name = fact.path.relative_to(root).as_posix()
+    name = record_name(fact.path)
     good = 0
     for authority in tokens_beside(fact.path):
         if authority not in authorities:
@@ -97,7 +103,7 @@ def _check_tokens(root: Path, fact: FileFacts, authorities: dict, report: Report
         report.awaiting.append(name)
 
 
-def _check_database(root: Path, facts: list[FileFacts], db: Path, report: Report) -> None:
+def _check_database(folders: list[Path], facts: list[FileFacts], db: Path, report: Report) -> None:
     conn = open_read_only(db)
     try:
         problems = trigger_problems(conn)
@@ -108,11 +114,11 @@ def _check_database(root: Path, facts: list[FileFacts], db: Path, report: Report
         raise VerificationFailed(f"{db}: tampered with: {'; '.join(problems)}")
     if facts:
         newest = facts[-1]
-        named = newest.path.relative_to(root).as_posix()
+        named = record_name(newest.path)
         if head is None or tuple(head) != (named, newest.sha256):
             raise VerificationFailed(f"{newest.path}: is not the file {db} was last level with "
                                      f"({head[0] if head else 'none'}, SHA-256 {head[1] if head else '-'})")
-    comparison = compare_database(root, db)
+    comparison = compare_database(folders, db)
     if comparison.difference:
         raise VerificationFailed(f"{db}: {comparison.difference}")
     report.rows_compared, report.unexported_rows = comparison.rows, comparison.unexported

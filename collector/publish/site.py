@@ -5,7 +5,9 @@ periods only, each decided once, disclosure-controlled and audited), never
 from the record; every number in the method comes from the settings module;
 the outlet list names outlets and their groups and nothing else. A withheld
 figure looks the same whatever the reason. Links are relative, so the site
-works under any path (a GitHub Pages project site).
+works under any path (a GitHub Pages project site). Everything the pages
+show is in the site's stats.json, so the public site is built and deployed
+from that file alone, never from the database (`build_site_from_stats`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from markupsafe import Markup, escape
 from collector import settings as default_settings
 from collector.publish import texts
 from collector.clock import parse_instant
+from collector.errors import BadArgument
 from collector.publish.charts import weekly_chart
 from collector.publish.figures import MEDIAN, RATES as RATE_DEFINITIONS, TOTAL_ID, UNGROUPED_NAMES
 from collector.publish.history import History
@@ -35,6 +38,7 @@ SUMMARY_COLUMNS = ["outlets_monitored", "outlets_contributing", "sources_readabl
                    "articles_queued", "articles_captured", "capture_rate", "articles_archived",
                    "archive_rate", MEDIAN]
 RATES = tuple(measure for measure, _top, _bottom in RATE_DEFINITIONS)
+SITE_KEY = "site"  # the part of stats.json that is not figures: the outlets by group, the last run
 
 
 def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module=default_settings,
@@ -45,27 +49,60 @@ def build_site(store: Store, out_dir: str | Path, now: datetime, settings_module
     tests of the pages) every period closed by now is decided afresh, in
     order, as successive releases would have, and nothing is written.
     """
-    out = Path(out_dir)
+    return render_site(published_figures(store, now, history), out_dir, settings_module)
+
+
+def build_site_from_stats(stats_file: str | Path, out_dir: str | Path, settings_module=default_settings) -> list[Path]:
+    """Return the files written after building the site from a stats.json alone (no database).
+
+    The public site's build and deployment receive only the published
+    figures: the file a build from the database wrote (`stats.json`) holds
+    everything the pages show, so the two builds are the same byte for byte.
+    """
+    try:
+        published = json.loads(Path(stats_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadArgument(f"{stats_file}: not a stats.json the site build wrote ({exc})", "--from-stats") from exc
+    if not isinstance(published, dict) or not isinstance(published.get(SITE_KEY), dict):
+        raise BadArgument(f"{stats_file}: has no {SITE_KEY!r} part: not a stats.json the site build wrote",
+                          "--from-stats")
+    return render_site(published, out_dir, settings_module)
+
+
+def published_figures(store: Store, now: datetime, history: History | None = None) -> dict:
+    """Return everything the public site shows: the published figures, the outlets by group, the last run.
+
+    The figures are the published history's (see build_site); the outlets
+    are names by group, as the outlets page lists them.
+    """
     if history is None:
         lines = release(store, now, History.memory(), write=False).published
     else:
         lines = history.published.lines
     pub = publication(lines)
+    pub[SITE_KEY] = {"outlets": _outlets(store), "last_run": _last_run(store)}
+    return pub
+
+
+def render_site(published: dict, out_dir: str | Path, settings_module=default_settings) -> list[Path]:
+    """Return the files written after rendering the pages, the stylesheet and stats.json from the published figures."""
+    out = Path(out_dir)
     env = _environment()
-    shared = {"pub": pub, "settings": settings_module, "outlets": _outlets(store),
-              "last_run": _last_run(store), "version": settings_module.__version__,
+    shared = {"pub": published, "settings": settings_module, "outlets": published[SITE_KEY]["outlets"],
+              "last_run": published[SITE_KEY]["last_run"], "version": settings_module.__version__,
               "contact": _contact(settings_module.CONTACT_ADDRESS)}
     written = []
     for lang in LANGS:
         for page in PAGES:
             target = out / ("" if lang == "en" else "bn") / f"{page}.html"
-            context = dict(shared, **_language(lang, page, pub, settings_module))
+            context = dict(shared, **_language(lang, page, published, settings_module))
             written.append(_write(target, env.get_template(f"{page}.html").render(context)))
     static = out / "static"
     static.mkdir(parents=True, exist_ok=True)
     for source in sorted((SITE_DIR / "static").iterdir()):
         written.append(Path(shutil.copyfile(source, static / source.name)))
-    written.append(_write(out / "stats.json", json.dumps(pub, ensure_ascii=False, indent=1, sort_keys=True) + "\n"))
+    written.append(_write(out / "stats.json", json.dumps(published, ensure_ascii=False, indent=1, sort_keys=True)
+                          + "\n"))
     return written
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from collector.record import schema
 from collector.record.fileformat import encode_value
-from collector.record.folder import batches
+from collector.record.folder import chain
 from collector.record.fileformat import read_header
 from collector.record.rebuild import rebuild
 from collector.record.store import open_read_only
@@ -33,9 +33,9 @@ class Comparison:
     unexported: int  # rows after the record, not yet exported (allowed)
 
 
-def compare_database(out_dir: str | Path, db_path: str | Path) -> Comparison:
-    """Return the comparison of every observation row of the database with the record."""
-    files = batches(out_dir)
+def compare_database(out_dir: str | Path | list, db_path: str | Path) -> Comparison:
+    """Return the comparison of every observation row of the database with the record (folders oldest first)."""
+    files = chain([Path(f) for f in out_dir] if isinstance(out_dir, (list, tuple)) else [Path(out_dir)])
     spans = [(read_header(f)["through"], f) for f in files]
     with tempfile.TemporaryDirectory(prefix="takedownwatch-compare-") as scratch:
         rebuilt = Path(scratch) / "record.db"

@@ -16,7 +16,7 @@ from pathlib import Path
 from collector.record.fileformat import (
     ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_size, read_text,
 )
-from collector.record.folder import batches
+from collector.record.folder import batches, chain, continues
 
 
 @dataclass
@@ -29,19 +29,33 @@ class FileFacts:
     rows: dict[str, int] = field(default_factory=dict)
 
 
-def check_folder(out_dir: str | Path) -> list[FileFacts]:
+def check_folder(out_dir: str | Path | list, *, tail: bool = False) -> list[FileFacts]:
     """Return every export file's facts after checking its content and its place in the chain.
 
-    Raises ExportError naming the first file (and line) that is wrong.
+    Given several folders (the record repositories of successive periods,
+    oldest first), checks the chain across them (folder.chain). A first
+    folder that continues another, and the files present of a folder checked
+    as a `tail` (a sparse checkout of its newest days), are checked from
+    their first file, whose own link back is taken as given. Raises
+    ExportError naming the first file (and line) that is wrong.
     """
-    root = Path(out_dir)
+    folders = [Path(f) for f in (out_dir if isinstance(out_dir, (list, tuple)) else [out_dir])]
+    if tail and len(folders) != 1:
+        raise ExportError("the tail of one record folder is checked at a time")
+    files = batches(folders[0], tail=True) if tail else chain(folders)
     facts: list[FileFacts] = []
     previous: FileFacts | None = None
-    for seq, path in enumerate(batches(root), start=1):
+    first = tail or continues(folders[0]) is not None
+    for index, path in enumerate(files):
         current = check_file(path)
         header = current.header
+        seq = int(path.name[:6])
         if header.get("batch") != seq:
             raise ExportError(f"{path}: its header says batch {header.get('batch')}, its name {seq}")
+        if index == 0 and first:  # what comes before it is in another repository, or not checked out
+            facts.append(current)
+            previous = current
+            continue
         if header.get("previous_sha256") != (previous.sha256 if previous else None):
             raise ExportError(f"{path}: does not follow the file before it (SHA-256 chain broken)")
         if header.get("after") != (previous.header["through"] if previous else {}):

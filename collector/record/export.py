@@ -55,6 +55,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
     with store.transaction() as conn:
         tables = record_tables(conn)
         check_continues(conn, header, last)
+        check_not_elsewhere(conn, out, last)
         if warc_dir is not None:
             _record_warc_files(conn, header["through"].get("requests", 0), Path(warc_dir), now, result)
         if not _level(conn, out, last, previous_sha):
@@ -107,6 +108,20 @@ def check_continues(conn, header: dict, last: Path | None) -> None:
         if row is None or row_digest(dict(row)) != header["boundary"].get(table):
             raise ExportError(f"the database does not continue this record: its {table} row {top} "
                               f"is not the one exported in {last}")
+
+
+def check_not_elsewhere(conn, out: Path, last: Path | None) -> None:
+    """Raise for an empty folder when the database was last level with a file of another one.
+
+    Exported there, the whole database would become a second record with
+    its own chain from file 1: the sign of a new year's record repository
+    that was not rolled over (collector/record/rollover.py).
+    """
+    head = shadows.head(conn)
+    if last is None and head is not None:
+        raise ExportError(f"{out} holds no export file, but the database continues the record up to {head[0]}: "
+                          "a new record repository starts from the last file of the one before "
+                          "(`python -m collector export rollover`), never from nothing")
 
 
 def _append_lines(conn, table: str, after: int, lines: list[str]) -> tuple[int, int, str | None]:

@@ -11,7 +11,7 @@ from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_entries,
     listing_size, read_header, read_lines, repeated_id, row_of,
 )
-from collector.record.folder import batches, read_ahead, verify
+from collector.record.folder import batches, chain, continues, read_ahead, record_name, verify
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, key_columns, record_tables
 
@@ -19,19 +19,26 @@ from collector.record.tables import appended_by_id, columns, key_columns, record
 Progress = Callable[[int, int], None]  # (files read, files to read)
 
 
-def rebuild(out_dir: str | Path, db_path: str | Path, progress: Progress | None = None) -> dict[str, int]:
+def rebuild(out_dir: str | Path | list, db_path: str | Path, progress: Progress | None = None) -> dict[str, int]:
     """Return rows per table after rebuilding a new database from the export folder.
 
     The result equals the exported database in every record table; the file
-    chain is verified first, and the last file's boundary rows after.
+    chain is verified first, and the last file's boundary rows after. Given
+    several folders (the record repositories of successive years, oldest
+    first), reads them in order as one record.
     """
+    folders = _folders(out_dir)
     if Path(db_path).exists():
         raise ExportError(f"{db_path} exists: rebuild writes a new database only")
-    verify(out_dir)
-    return _replay(out_dir, db_path, batches(out_dir), check_references=True, progress=progress)
+    link = continues(folders[0])
+    if link is not None:
+        raise ExportError(f"{folders[0]} continues {link['repository']}: a rebuild reads the record from its "
+                          "first file, so give every record repository, oldest first (--out repeated)")
+    verify(folders)
+    return _replay(db_path, chain(folders), check_references=True, progress=progress)
 
 
-def resume(out_dir: str | Path, db_path: str | Path,
+def resume(out_dir: str | Path | list, db_path: str | Path,
            progress: Progress | None = None) -> tuple[int, dict[str, int]]:
     """Return (files loaded, rows per table) after bringing a database level with the export folder.
 
@@ -41,17 +48,22 @@ def resume(out_dir: str | Path, db_path: str | Path,
     file left it). Only the files after that one are read, so the hourly job
     does not replay the whole record each time. Raises ExportError for a
     database that does not continue the folder, which is left untouched.
+    A new year's folder starts with the last file of the year before, so a
+    database level with that file resumes from the new folder alone. One
+    folder need hold only the files from the database's on (a sparse
+    checkout of its newest days).
     """
-    out = Path(out_dir)
+    folders = _folders(out_dir)
     if not Path(db_path).is_file():
         raise ExportError(f"{db_path} does not exist: nothing to resume")
-    files = batches(out)
+    # One folder may be a sparse checkout of its newest days: the files from the database's on are enough.
+    files = batches(folders[0], tail=True) if len(folders) == 1 else chain(folders)
     store = Store(db_path)
     try:
         head = shadows.head(store.conn)
-        names = [f.relative_to(out).as_posix() for f in files]
+        names = [record_name(f) for f in files]
         if head is None or head[0] not in names:
-            raise ExportError(f"{db_path} was not brought level with a file of {out_dir} "
+            raise ExportError(f"{db_path} was not brought level with a file of {_shown(folders)} "
                               f"(it was last level with {head[0] if head else 'no file'})")
         at = names.index(head[0])
         if file_sha256(files[at]) != head[1]:
@@ -65,7 +77,18 @@ def resume(out_dir: str | Path, db_path: str | Path,
         _check_nothing_unexported(store.conn, files[at], db_path)
     finally:
         store.close()
-    return len(later), _replay(out_dir, db_path, later, check_references=False, progress=progress)
+    return len(later), _replay(db_path, later, check_references=False, progress=progress)
+
+
+def _folders(out_dir) -> list[Path]:
+    folders = [Path(f) for f in (out_dir if isinstance(out_dir, (list, tuple)) else [out_dir])]
+    if not folders:
+        raise ExportError("no record folder given")
+    return folders
+
+
+def _shown(folders: list[Path]) -> str:
+    return ", ".join(str(f) for f in folders)
 
 
 def _check_nothing_unexported(conn, path: Path, db_path) -> None:
@@ -82,7 +105,7 @@ def _check_nothing_unexported(conn, path: Path, db_path) -> None:
             raise ExportError(f"{db_path} holds {table} rows that differ from the record's")
 
 
-def _replay(out_dir, db_path, files: list[Path], *, check_references: bool,
+def _replay(db_path, files: list[Path], *, check_references: bool,
             progress: Progress | None = None) -> dict[str, int]:
     store = Store(db_path)
     conn = store.conn
@@ -110,7 +133,7 @@ def _replay(out_dir, db_path, files: list[Path], *, check_references: bool,
                 if not appended_by_id(conn, table) and (check_references or files):
                     shadows.copy_table(conn, table)  # bookkeeping, made anew
             if files:
-                shadows.set_head(conn, files[-1].relative_to(Path(out_dir)).as_posix(), file_sha256(files[-1]))
+                shadows.set_head(conn, record_name(files[-1]), file_sha256(files[-1]))
     finally:
         store.close()
     return counts

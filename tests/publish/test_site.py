@@ -221,3 +221,39 @@ def test_an_empty_record_builds_with_nothing_published(store, tmp_path):
     for page in ("index.html", "bn/index.html"):  # the footer and the overview say so too, in the page's language
         assert ("No figures have been published yet." if page == "index.html"
                 else "এখনো কোনো সংখ্যা প্রকাশ করা হয়নি।") in files[page]
+
+
+def test_the_site_built_from_stats_json_alone_is_the_site_built_from_the_database(store, record, tmp_path):
+    """The public site's build and deployment see only the published figures, never the database."""
+    from click.testing import CliRunner
+
+    from collector.cli.main import cli
+
+    from_db, files = _build(store, tmp_path, "from-db")
+    stats = tmp_path / "published" / "stats.json"  # all a deployment receives
+    stats.parent.mkdir()
+    stats.write_bytes((from_db / "stats.json").read_bytes())
+    missing = tmp_path / "no-such.db"
+    done = CliRunner().invoke(cli, ["build-site", "--from-stats", str(stats), "--out", str(tmp_path / "public"),
+                                    "--db", str(missing)], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert not missing.exists()  # no database was opened, or made
+    built = sorted(p.relative_to(tmp_path / "public").as_posix() for p in (tmp_path / "public").rglob("*")
+                   if p.is_file())
+    assert built == sorted(files)
+    for name in built:
+        assert (tmp_path / "public" / name).read_bytes() == (from_db / name).read_bytes(), name
+    assert "Daily Paper 1" in files["outlets.html"] and "26 November 2026" in files["index.html"]
+
+
+def test_a_stats_file_the_site_build_did_not_write_is_refused(tmp_path):
+    from click.testing import CliRunner
+
+    from collector.cli.main import cli
+
+    for name, text in (("figures-only.json", '{"figures": {}}'), ("broken.json", "{"), ("list.json", "[]")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        done = CliRunner().invoke(cli, ["build-site", "--from-stats", str(tmp_path / name),
+                                        "--out", str(tmp_path / "out")])
+        assert done.exit_code == 2 and "--from-stats" in done.output, done.output
+    assert not (tmp_path / "out").exists()
