@@ -260,6 +260,10 @@ def report(f: dict) -> None:
           f"48 hours before: {f['outage_articles']} articles of that outlet, lost {f['outage_lost']}")
     for line in f["lost"]:
         print(f"  lost: {line}")
+    print(f"not lost but never captured: {f['absent_at_capture']} articles answered 404 at their capture (taken "
+          f"down before it, as the outlet served them then; the method does not try a 404 again)")
+    for line in f["absent"]:
+        print(f"  absent at capture: {line}")
     print(f"retries: captures {f['capture_retries']} ({f['captured_after_retry']} captured on a later try), "
           f"checks {f['check_retries']}; comparisons across the upgrade {f['comparisons']}, WARC records "
           f"downloaded {f['warc_downloads']}")

@@ -7,7 +7,13 @@ our software read), a `gone` whose absent checks found the article served, a
 two consecutive snapshots of an article straddle it and no event records it
 (a comparison still open, across the extractor upgrade, is counted apart). A
 disappearance is missed when the checks after it met the gone rule and no
-`gone` was written. An article is lost when it was listed and never captured.
+`gone` was written. An article is lost when it was listed, served to a
+collection within its capture window, and never captured, unless its capture
+was answered "not found" or "gone" while the outlet really did not serve it:
+the method takes that answer as final (a 404 or 410 is never tried again), so
+such an article (taken down before its first capture, back later) is counted
+apart, as `absent_at_capture`, not as lost. A "not found" the world does not
+bear out (the page was served at that instant) is still a loss.
 """
 
 from __future__ import annotations
@@ -137,13 +143,29 @@ def _lost(conn, room, collections: list[datetime], outage) -> dict:
         return any(story.state(t)[0] in ("page", "redirect", "failing")
                    for t in collections[first:bisect.bisect_right(collections, story.published + window)])
 
-    lost = [s for s in listed if s.outlet.base + s.path not in captured and servable(s)]
+    answered = defaultdict(list)  # article address -> when its capture was answered 404 or 410
+    for row in conn.execute("SELECT a.url, c.attempted_at FROM capture_attempts c JOIN articles a ON "
+                            "a.id = c.article_id WHERE c.result IN ('not_found', 'gone')"):
+        answered[row[0]].append(parse_instant(row[1]))
+
+    def absent_when_answered(story) -> bool:
+        """Return True when a capture was answered 404/410 at an instant the outlet served no page there."""
+        return any(story.state(t)[0] in ("absent", "unpublished") for t in answered[story.outlet.base + story.path])
+
+    uncaptured = [s for s in listed if s.outlet.base + s.path not in captured and servable(s)]
+    absent = [s for s in uncaptured if absent_when_answered(s)]
+    lost = [s for s in uncaptured if not absent_when_answered(s)]
     in_outage = [] if outage is None else [
         s for s in listed if outage[0] - timedelta(hours=48) <= s.published < outage[1] and s.outlet.outages]
     return {"articles_listed": len(listed), "articles_lost": len(lost),
             "lost": [f"{s.outlet.id}/{s.number} published {s.published:%Y-%m-%d %H:%M}" for s in lost[:20]],
+            "absent_at_capture": len(absent),
+            "absent": [f"{s.outlet.id}/{s.number} published {s.published:%Y-%m-%d %H:%M}, 404 at its capture, "
+                       f"served again from {s.away[1]:%Y-%m-%d %H:%M}" if s.away else
+                       f"{s.outlet.id}/{s.number} published {s.published:%Y-%m-%d %H:%M}, 404 at its capture"
+                       for s in absent[:20]],
             "outage_articles": len(in_outage),
-            "outage_lost": sum(1 for s in in_outage if s.outlet.base + s.path not in captured)}
+            "outage_lost": sum(1 for s in in_outage if id(s) in {id(x) for x in lost})}
 
 
 def _retries(conn) -> dict:

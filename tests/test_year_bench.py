@@ -59,3 +59,39 @@ def test_the_years_gh_answers_the_private_repository_check_as_gh_api_does(tmp_pa
             env = {"GH_API": store.base, "GH_TOKEN": "sim-token", "PATH": f"{gh.parent}:/usr/bin:/bin"}
             done = subprocess.run(["bash", str(script), name], capture_output=True, text=True, env=env, timeout=30)
             assert done.returncode == code, done.stdout + done.stderr
+
+
+def test_the_judge_counts_a_capture_answered_404_while_the_page_was_away_apart_and_a_false_404_as_lost():
+    """An article taken down before its first capture and back later is, by the method, answered (a 404 is never
+    tried again): not lost. A 404 the outlet did not serve, or no capture at all, is a loss."""
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from yearjudge import _lost
+
+    from collector.clock import iso
+    from testing.farm import Farm
+    from testing.newsroom import Newsroom, Odds
+
+    start = datetime(2026, 9, 1, tzinfo=timezone.utc)
+    collections = [start + timedelta(hours=h, minutes=20) for h in range(24)]
+    with Farm() as farm:
+        room = Newsroom(farm, 1, 6, start, 1, odds=Odds(**{k: 0.0 for k in vars(Odds())}))
+        away, false_404, never = [s for s in room.outlets[0].stories if s.published < start + timedelta(hours=18)][:3]
+        away.away = (away.published + timedelta(minutes=1), away.published + timedelta(hours=3))
+        conn = sqlite3.connect(":memory:")
+        conn.executescript("CREATE TABLE articles (id INTEGER PRIMARY KEY, url TEXT);"
+                           "CREATE TABLE snapshots (id INTEGER PRIMARY KEY, article_id INT, purpose TEXT);"
+                           "CREATE TABLE capture_attempts (article_id INT, attempted_at TEXT, result TEXT);")
+        for number, story in enumerate(room.outlets[0].stories, 1):
+            conn.execute("INSERT INTO articles VALUES (?, ?)", (number, story.outlet.base + story.path))
+            if story is away or story is false_404:  # its capture, at the first collection after it appeared
+                when = next(t for t in collections if t > story.published + timedelta(minutes=2))
+                conn.execute("INSERT INTO capture_attempts VALUES (?, ?, 'not_found')", (number, iso(when)))
+            elif story is not never:
+                conn.execute("INSERT INTO snapshots (article_id, purpose) VALUES (?, 'capture')", (number,))
+        verdict = _lost(conn, room, collections, None)
+    numbers = lambda lines: sorted(int(line.split("/")[1].split()[0]) for line in lines)  # noqa: E731
+    assert verdict["absent_at_capture"] == 1 and numbers(verdict["absent"]) == [away.number]
+    assert verdict["articles_lost"] == 2 and numbers(verdict["lost"]) == sorted([false_404.number, never.number])
