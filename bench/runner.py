@@ -38,7 +38,7 @@ from collector.record.folder import batches
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".github" / "scripts"
 FAKE_GH = ROOT / "testing" / "fake_gh.sh"  # curl: a Python gh would start twice a second job
-DEADLINE_MINUTES = 35  # collect.yml's first step
+DEADLINE_MINUTES = 35  # collect.yml's and archive.yml's first step
 TIMEOUT_MINUTES = {"collect": 50, "archive": 45, "pages": 30}  # the workflows' timeout-minutes
 SPN_KEYS = {"IA_ACCESS_KEY": "sim-access", "IA_SECRET_KEY": "sim-secret"}
 
@@ -130,9 +130,11 @@ class Runner:
                                                      "--now", now(), "--deadline", deadline,
                                                      "--warc-store", self.store_api,
                                                      "--min-interval", str(self.interval)))
-        elif kind == "archive":
+        elif kind == "archive":  # archive.yml's deadline too
+            deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES))
             self._step(job, "run", lambda: self._cli(job, "archive", "--db", str(db), "--warc-dir", "data/warc",
                                                      "--vantage", "github-actions-sim", "--now", now(),
+                                                     "--deadline", deadline,
                                                      "--base-url", self.spn_base, "--min-interval",
                                                      str(self.interval), "--per-minute", "6000",
                                                      "--poll-seconds", "0.02", "--max-wait", "60"))

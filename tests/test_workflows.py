@@ -761,14 +761,18 @@ def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
     assert verify["if"] == f"github.event.schedule != '{prepare}'"  # not daily in December: after a boundary
 
 
-def test_the_collection_ends_by_a_deadline_comfortably_inside_the_jobs_timeout():
-    workflow = load(WORKFLOWS / "collect.yml")
-    job = workflow["jobs"]["collect"]
+@pytest.mark.parametrize("name", ["collect", "archive"])
+def test_the_collection_and_the_archive_end_by_a_deadline_comfortably_inside_the_jobs_timeout(name):
+    workflow = load(WORKFLOWS / f"{name}.yml")
+    job = workflow["jobs"][name]
     first = job["steps"][0]["run"]
     minutes = int(re.search(r"date -u -d '\+(\d+) minutes'", first).group(1))
     assert "DEADLINE=" in first and "GITHUB_ENV" in first  # set before anything else of the job runs
     # What follows the run (export, publish, push, save a database of gigabytes) keeps 10 minutes or more.
     assert job["timeout-minutes"] - minutes >= 10
-    step = next(s for s in job["steps"] if "python -m collector run" in s.get("run", ""))
-    assert '--deadline "$DEADLINE"' in step["run"] and '--warc-store "$WARC_STORE"' in step["run"]
-    assert step["env"]["GH_TOKEN"] == "${{ github.token }}"
+    step = next(s for s in job["steps"] if f"python -m collector {'run' if name == 'collect' else name}"
+                in s.get("run", ""))
+    assert '--deadline "$DEADLINE"' in step["run"]
+    if name == "collect":
+        assert '--warc-store "$WARC_STORE"' in step["run"]
+        assert step["env"]["GH_TOKEN"] == "${{ github.token }}"

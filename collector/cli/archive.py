@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import click
 
 from collector import settings
-from collector.cli.options import common_options, edge, lock_option, make_clock, open_store
+from collector.cli.options import common_options, edge, given_instant, lock_option, make_clock, open_store
 from collector.collect.context import RunContext, default_vantage
 from collector.record.lock import exclusive
 from collector.urls import is_loopback_host
@@ -63,10 +63,14 @@ def service_limits(base_url: str, keys: spn.Keys | None, per_minute: float | Non
               help="Seconds between two status polls of one job.")
 @click.option("--max-wait", type=click.FloatRange(min=0), default=settings.SPN_RUN_SECONDS,
               show_default=True, help="Seconds this run may last; jobs still pending go to the next run.")
+@click.option("--deadline", default=None,
+              help="ISO-8601 instant (with its time zone) by which the run ends, if that comes before --max-wait "
+                   "does: the workflow sets it at the job's start, so a slow set-up still leaves the job its time "
+                   "to export and save.")
 @lock_option
 @edge
 def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_minute, limit,
-            poll_seconds, max_wait, lock_wait):
+            poll_seconds, max_wait, deadline, lock_wait):
     """Submit captured pages to the Internet Archive's Save Page Now and confirm their copies.
 
     Pages are taken oldest capture first, skipping those with a confirmed copy,
@@ -83,6 +87,10 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
     interval, loopback = service_interval(base_url, min_interval)
     rate, cap = service_limits(base_url, keys, per_minute)
     clock = make_clock(now)  # refused before the database is opened
+    ends = given_instant(deadline, "--deadline") if deadline else None
+    if ends is not None and ends <= clock.now():
+        raise click.BadParameter(f"{deadline} is not after the run's start ({clock.now_iso()})",
+                                 param_hint="--deadline")
     if keys is None:
         click.echo("archive: no keys were set (IA_ACCESS_KEY, IA_SECRET_KEY), and the Internet Archive "
                    "refuses anonymous submissions (HTTP 401 'You need to be logged in'); trying "
@@ -91,6 +99,8 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
         ctx = RunContext.open(open_store(db), "archive", clock=clock,
                               vantage=vantage or default_vantage(), warc_dir=warc_dir,
                               interval=interval, allow_loopback=loopback)
+        if ends is not None:  # counted from now: waiting for the lock came out of the job's time
+            max_wait = max(0.0, min(max_wait, (ends - clock.now()).total_seconds()))
         job = ArchiveRun(ctx, base_url, keys, Limits(rate, cap, poll_seconds, max_wait, limit))
         click.echo(f"archive run {ctx.run_id}: {len(job.queue)} to submit, {len(job.jobs)} jobs to poll",
                    err=True)

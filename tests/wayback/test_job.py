@@ -295,3 +295,31 @@ def test_command_refuses_faster_than_allowed_against_the_real_service(tmp_path, 
 def test_command_help_ends_with_an_example():
     result = CliRunner().invoke(archive, ["--help"])
     assert "Example:" in result.output and "python -m collector archive" in result.output
+
+
+def test_command_ends_by_its_deadline_when_that_comes_before_max_wait(tmp_path, fake, monkeypatch):
+    """The workflow sets --deadline at the job's start: a run after a slow set-up still ends in time to export."""
+    import time
+    from datetime import datetime, timezone
+
+    monkeypatch.setenv("IA_ACCESS_KEY", "access")
+    monkeypatch.setenv("IA_SECRET_KEY", "secret")
+    fake.stall_seconds = 3.0  # the service takes each submission and never answers
+    db = tmp_path / "cli.db"
+    store = Store(db)
+    seed(store, fake, ["stall"] * 5)
+    store.close()
+    base = ["--db", str(db), "--warc-dir", str(tmp_path / "w"), "--base-url", fake.base, "--min-interval", "0.05",
+            "--poll-seconds", "0.05", "--max-wait", "30"]
+    now = datetime.now(timezone.utc)
+    past = CliRunner().invoke(archive, [*base, "--now", now.isoformat(),
+                                        "--deadline", (now - timedelta(seconds=1)).isoformat()])
+    assert past.exit_code == 2 and "--deadline" in past.output and not fake.submissions
+    started = time.monotonic()
+    now = datetime.now(timezone.utc)
+    result = CliRunner().invoke(archive, [*base, "--now", now.isoformat(),
+                                          "--deadline", (now + timedelta(seconds=1.5)).isoformat()])
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    assert elapsed < 1.5 + 1.0, elapsed  # --max-wait alone would have let it run 30 s
+    assert Store(db).one("SELECT result FROM requests WHERE method = 'POST'")["result"] == "timeout"
