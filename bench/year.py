@@ -59,30 +59,53 @@ WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
 REAL_INTERVAL = settings.MIN_INTERVAL_SECONDS + settings.PACING_SAFETY_SECONDS
 
 
-def cron(workflow: str) -> tuple[int, int]:
-    """Return (minute, every how many hours) of a workflow's schedule: '17 * * * *' is (17, 1)."""
+def parse_cron(line: str) -> tuple[list[int], int]:
+    """Return (the minutes of the hour, every how many hours) of a 'M H * * *' schedule.
+
+    '17 * * * *' is ([17], 1); '7,22,37,52 * * * *' is ([7, 22, 37, 52], 1), a run at each listed
+    minute; '*/15 * * * *' is ([0, 15, 30, 45], 1); '5 */2 * * *' is ([5], 2).
+    """
+    minute, hour, *rest = line.split()
+    if rest != ["*", "*", "*"] or not (hour == "*" or re.fullmatch(r"\*/\d+", hour)):
+        raise ValueError(f"not an hourly schedule this simulation knows: {line!r}")
+    if minute.startswith("*/"):
+        minutes = list(range(0, 60, int(minute[2:])))
+    else:
+        minutes = sorted({int(m) for m in minute.split(",")})
+    if not minutes or any(not 0 <= m < 60 for m in minutes):
+        raise ValueError(f"minutes out of range: {line!r}")
+    return minutes, 1 if hour == "*" else int(hour.removeprefix("*/"))
+
+
+def cron(workflow: str) -> tuple[list[int], int]:
+    """Return parse_cron of a workflow's (first) schedule."""
     text = (WORKFLOWS / workflow).read_text(encoding="utf-8")
-    minute, hour = re.search(r'cron:\s*"(\d+) (\S+) \* \* \*"', text).groups()
-    return int(minute), 1 if hour == "*" else int(hour.removeprefix("*/"))
+    return parse_cron(re.search(r'cron:\s*"([^"]+)"', text).group(1))
 
 
-def schedule(hours: int, rng: random.Random, pages_every: int = 1) -> list[tuple[datetime, str]]:
+def schedule(hours: int, rng: random.Random, pages_every: int = 1,
+             crons: dict[str, tuple[list[int], int]] | None = None) -> list[tuple[datetime, str]]:
     """Return every job of the simulated span in start order: (when it starts, kind), as the workflows say.
 
-    collect and archive on their cron schedules, pages when a collection has
-    finished (workflow_run); each starts a few minutes late, as scheduled jobs do.
+    collect and archive on their cron schedules (`crons`, by default the
+    workflows'), pages when a collection has finished (workflow_run), after
+    every `pages_every`th; each starts a few minutes late, as scheduled jobs do.
     """
-    (collect_minute, collect_every), (archive_minute, archive_every) = cron("collect.yml"), cron("archive.yml")
-    jobs = []
+    crons = crons or {"collect": cron("collect.yml"), "archive": cron("archive.yml")}
+    (collect_minutes, collect_every), (archive_minutes, archive_every) = crons["collect"], crons["archive"]
+    jobs, collections = [], 0
     for hour in range(hours):
         top = START + timedelta(hours=hour)
         if hour % collect_every == 0:
-            collect = top + timedelta(minutes=collect_minute, seconds=rng.uniform(60, 300))
-            jobs.append((collect, "collect"))
-            if hour % pages_every == 0:
-                jobs.append((collect + timedelta(minutes=rng.uniform(4, 8)), "pages"))
+            for minute in collect_minutes:
+                collect = top + timedelta(minutes=minute, seconds=rng.uniform(60, 300))
+                jobs.append((collect, "collect"))
+                if collections % pages_every == 0:
+                    jobs.append((collect + timedelta(minutes=rng.uniform(4, 8)), "pages"))
+                collections += 1
         if hour % archive_every == 0:
-            jobs.append((top + timedelta(minutes=archive_minute, seconds=rng.uniform(60, 300)), "archive"))
+            for minute in archive_minutes:
+                jobs.append((top + timedelta(minutes=minute, seconds=rng.uniform(60, 300)), "archive"))
     return sorted(jobs)
 
 

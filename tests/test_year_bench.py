@@ -95,3 +95,29 @@ def test_the_judge_counts_a_capture_answered_404_while_the_page_was_away_apart_a
     numbers = lambda lines: sorted(int(line.split("/")[1].split()[0]) for line in lines)  # noqa: E731
     assert verdict["absent_at_capture"] == 1 and numbers(verdict["absent"]) == [away.number]
     assert verdict["articles_lost"] == 2 and numbers(verdict["lost"]) == sorted([false_404.number, never.number])
+
+
+def test_the_years_schedule_reads_an_hourly_cron_and_a_list_of_minutes():
+    import random
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from year import START, cron, parse_cron, schedule
+
+    assert parse_cron("17 * * * *") == ([17], 1)
+    assert parse_cron("7,22,37,52 * * * *") == ([7, 22, 37, 52], 1)
+    assert parse_cron("*/20 * * * *") == ([0, 20, 40], 1) and parse_cron("5 */2 * * *") == ([5], 2)
+    for line in ("61 * * * *", "17 3 * * *", "17 * * * 1"):
+        try:
+            parse_cron(line)
+        except ValueError:
+            continue
+        raise AssertionError(line)
+    assert cron("collect.yml")[1] == 1 and cron("archive.yml")[1] == 1  # the workflows' own, as they are
+    jobs = schedule(3, random.Random(1), pages_every=2,
+                    crons={"collect": ([7, 22, 37, 52], 1), "archive": ([47], 1)})
+    collects = [when for when, kind in jobs if kind == "collect"]
+    assert len(collects) == 12 and sum(kind == "archive" for _, kind in jobs) == 3
+    assert sum(kind == "pages" for _, kind in jobs) == 6
+    # Each listed minute is a collection of its own, a few minutes late as scheduled jobs start.
+    assert sorted({(w - START).seconds // 60 // 15 for w in collects}) == list(range(12))
+    assert all(60 <= ((w - START).total_seconds() - 60 * (15 * i + 7)) <= 300 for i, w in enumerate(collects))
