@@ -235,6 +235,7 @@ def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: 
                 "requests": slowest.requests, "busiest_host_requests": slowest.busiest_host_requests,
                 "projected_seconds": round(projected(slowest, args.interval, scale, load)),
                 "timeout_seconds": TIMEOUT_MINUTES[slowest.kind] * 60},
+            "archive_capacity": archive_capacity(jobs, scale, load),
             "repository_bytes": repository, "release_asset_bytes": assets, **verdict}
 
 
@@ -252,9 +253,30 @@ def projected(job, interval: float, scale: float, load: float = 1.0) -> float:
     if job.kind == "collect":
         return work + job.busiest_host_requests * load * REAL_INTERVAL
     if job.kind == "archive":
+        # Submissions 60 / rate seconds apart, then up to SPN_JOB_SECONDS polling the last ones to their
+        # end (polls go between submissions, at the host's pace); never past the run's own bound.
         paced = job.submissions * scale * load * 60 / settings.SPN_CAPTURES_PER_MINUTE_KEYS
-        return work + min(settings.SPN_RUN_SECONDS, max(paced, job.busiest_host_requests * REAL_INTERVAL))
+        network = max(paced + settings.SPN_JOB_SECONDS, job.busiest_host_requests * scale * load * REAL_INTERVAL)
+        return work + min(settings.SPN_RUN_SECONDS, network)
     return job.wall * scale * load
+
+
+def archive_capacity(jobs, scale: float, load: float) -> dict:
+    """Return what the archive job must submit at the target load against what its settings let it.
+
+    A run submits until SPN_JOB_SECONDS before its bound, at SPN_CAPTURES_PER_MINUTE_KEYS; a day
+    at most SPN_DAILY_CAP_KEYS. More captures than that and the queue of pages waiting for a copy
+    grows every run (oldest first: every copy later), whatever the job's time says.
+    """
+    mine = [j for j in jobs if j.kind == "archive"]
+    reserve = min(settings.SPN_JOB_SECONDS, settings.SPN_RUN_SECONDS / 2)
+    per_run = (settings.SPN_RUN_SECONDS - reserve) * settings.SPN_CAPTURES_PER_MINUTE_KEYS / 60
+    hours = max(1e-9, (mine[-1].scheduled - mine[0].scheduled).total_seconds() / 3600 + 1) if mine else 1
+    submitted = sum(j.submissions for j in mine)
+    return {"run_capacity": int(per_run), "daily_cap": settings.SPN_DAILY_CAP_KEYS,
+            "submissions_per_run_at_target": round(submitted / max(1, len(mine)) * scale * load),
+            "submissions_per_run_max_at_target": round(max((j.submissions for j in mine), default=0) * scale * load),
+            "submissions_per_day_at_target": round(submitted / hours * 24 * scale * load)}
 
 
 def report(f: dict) -> None:
@@ -267,6 +289,13 @@ def report(f: dict) -> None:
               f"{k['peak_disk_max'] / mib:.0f} MiB; database at the end {k['db_bytes_last'] / mib:.0f} MiB; "
               f"at most {k['projected_max']} s at the real pace and {s['target_outlets']} x "
               f"{s['target_per_day']} (timeout {k['timeout_seconds']} s)")
+    a = f["archive_capacity"]
+    print(f"  archive at {s['target_outlets']} x {s['target_per_day']}: {a['submissions_per_run_at_target']} "
+          f"submissions a run on average (at most {a['submissions_per_run_max_at_target']}), "
+          f"{a['submissions_per_day_at_target']} a day; a run can submit {a['run_capacity']}, a day "
+          f"{a['daily_cap']}" + ("" if a["submissions_per_run_at_target"] <= a["run_capacity"] and
+                                 a["submissions_per_day_at_target"] <= a["daily_cap"]
+                                 else ": MORE THAN THE SETTINGS ALLOW, the queue waiting for a copy grows"))
     print(f"jobs failed: {len(f['failed_jobs'])}")
     w = f["slowest"]
     print(f"slowest collection: {w['kind']} at {w['scheduled']}: {w['wall']} s here ("
