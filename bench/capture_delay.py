@@ -23,16 +23,17 @@ Printed, per group of the registry (what the site publishes medians for) and
 for all outlets, for each schedule, over the articles the newsrooms published
 during the day (both schedules run on for an hour after it, so that each has
 had its chance to list them): how many, of them listed (queued), of them
-captured, and the capture delay's median, 90th
-percentile and maximum in minutes, as the record's capture_delays view gives
-it (from the first listing that named the article to its first capture: the
+captured, and the capture delay's median, 90th percentile and maximum in
+minutes, as the record's capture_delays view gives it (from the first listing that named the article to its first capture: the
 statistic the site publishes); and the same for the newsroom's truth, from
 the article's publication to its first capture (what a listing every 15
 minutes shortens; no listing can show an article before its next run).
 
-The hosts are loopback and paced at --interval (0.01 s), so a run here takes
-seconds and no deadline binds: the delays are the schedule's and the
-retries', not the 2-second pacing's (bench/year.py projects that).
+The hosts are loopback and paced at --interval (0.01 s), so a run's fetches
+take seconds: a deadline binds only where it leaves less than the reserve
+above from the run's start, and the delays are the schedule's and the
+retries' (503s tried again by later runs), not the 2-second pacing's
+(bench/year.py projects that).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import shutil
 import statistics
@@ -150,7 +150,8 @@ def delays(db: Path, room: Newsroom, hours: float) -> dict:
             if captured is not None:
                 caught = datetime.fromisoformat(captured.replace("Z", "+00:00"))
                 entry["publication"].append((caught - when).total_seconds() / 60)
-    out = {group: {"published": sum(1 for p in published if p.split("/")[2] in members(db, group)),
+    outlets = {group: members(db, group) for group in by_group}
+    out = {group: {"published": sum(1 for p in published if p.split("/")[2] in outlets[group]),
                    "listed": len(v["listed"]), "captured": len(v["publication"]),
                    "listing_to_capture": summary(v["listing"]), "publication_to_capture": summary(v["publication"])}
            for group, v in sorted(by_group.items(), key=lambda kv: (kv[0] == "all-outlets", kv[0]))}
@@ -248,5 +249,4 @@ def report(f: dict) -> None:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUTF8", "1")
     main()
