@@ -2,17 +2,15 @@
 
 The pages job reads them at every release. Through the listing_entries view, materialised once per
 article in a correlated subquery, a week of four outlets' hourly listings took 1.2 s an article
-(bench/year.py --days 30 --outlets 4: the first closed week's publish ran past the pages job's timeout).
-Work is counted in SQLite virtual-machine steps (a progress handler), not in seconds.
+(bench/year.py --days 30 --outlets 4: the first closed week's publish ran past the pages job's timeout;
+the capture_delays view, migration 12, reads the storage tables instead). Work is counted in SQLite
+virtual-machine steps (a progress handler), not in seconds.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-
-from collector.clock import iso
 from collector.publish.cells import read_block
 from collector.record.store import Store
 from testing.synthetic import NOW, SyntheticRecord
@@ -59,17 +57,3 @@ def test_the_months_figures_cost_grows_linearly_with_the_articles_and_listings(t
     # read through the index); reading every listing for every article would be about sixteen.
     assert ratio < 7, ratio
 
-
-def test_an_articles_first_listing_may_be_a_listing_that_repeats_another(store):
-    """As the listing_entries view has it: a 304 listing (entries_of) lists the entries it repeats."""
-    r = SyntheticRecord(store)
-    r.group("g", "Group G")
-    r.outlet("oa-17", "g")
-    url = r.article("oa-17", W48 + timedelta(hours=10), timedelta(hours=2))  # captured at 12:00
-    original = store.one("SELECT id FROM listings ORDER BY id DESC LIMIT 1")[0]
-    store.insert("listings", {"run_id": r._run, "outlet_id": "oa-17", "url": "https://oa-17.example/feed",
-                              "fetched_at": iso(W48 + timedelta(hours=8)), "kind": "rss", "entry_count": 1,
-                              "entries_of": original})
-    assert store.one("SELECT COUNT(*) FROM listing_entries WHERE url_key = ?", (url,))[0] == 2
-    block = read_block(store, "2026-11")
-    assert block.delays[("oa-17", "2026-W48")] == [pytest.approx(240, abs=0.01)]
