@@ -91,7 +91,7 @@ def _judge(conn, room, collections, outage) -> dict:
     missed += _missed_gone(conn, article_story, events)
     return {"events": dict(Counter(e["kind"] for e in events)), "false_events": len(false), "false": false[:20],
             "changes_seen": changes_seen, "missed_changes": len(missed), "missed": missed[:20],
-            "comparisons_open": len(still_open), **_lost(conn, room, collections, outage), **_retries(conn)}
+            "comparisons_open": len(still_open), **lost_articles(conn, room, collections, outage), **_retries(conn)}
 
 
 def _describe(event, story) -> str:
@@ -127,7 +127,7 @@ def _missed_gone(conn, article_story, events) -> list[str]:
     return missed
 
 
-def _lost(conn, room, collections: list[datetime], outage) -> dict:
+def lost_articles(conn, room, collections: list[datetime], outage) -> dict:
     """Return articles listed and never captured, all of them and those the outage could have cost.
 
     Not lost: an article taken down before any collection could have found it served.
@@ -155,6 +155,7 @@ def _lost(conn, room, collections: list[datetime], outage) -> dict:
     uncaptured = [s for s in listed if s.outlet.base + s.path not in captured and servable(s)]
     absent = [s for s in uncaptured if absent_when_answered(s)]
     lost = [s for s in uncaptured if not absent_when_answered(s)]
+    lost_ids = {id(s) for s in lost}
     in_outage = [] if outage is None else [
         s for s in listed if outage[0] - timedelta(hours=48) <= s.published < outage[1] and s.outlet.outages]
     return {"articles_listed": len(listed), "articles_lost": len(lost),
@@ -165,7 +166,7 @@ def _lost(conn, room, collections: list[datetime], outage) -> dict:
                        f"{s.outlet.id}/{s.number} published {s.published:%Y-%m-%d %H:%M}, 404 at its capture"
                        for s in absent[:20]],
             "outage_articles": len(in_outage),
-            "outage_lost": sum(1 for s in in_outage if id(s) in {id(x) for x in lost})}
+            "outage_lost": sum(1 for s in in_outage if id(s) in lost_ids)}
 
 
 def _retries(conn) -> dict:

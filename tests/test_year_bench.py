@@ -68,7 +68,7 @@ def test_the_judge_counts_a_capture_answered_404_while_the_page_was_away_apart_a
     from datetime import datetime, timedelta, timezone
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from yearjudge import _lost
+    from yearjudge import lost_articles
 
     from collector.clock import iso
     from testing.farm import Farm
@@ -91,7 +91,7 @@ def test_the_judge_counts_a_capture_answered_404_while_the_page_was_away_apart_a
                 conn.execute("INSERT INTO capture_attempts VALUES (?, ?, 'not_found')", (number, iso(when)))
             elif story is not never:
                 conn.execute("INSERT INTO snapshots (article_id, purpose) VALUES (?, 'capture')", (number,))
-        verdict = _lost(conn, room, collections, None)
+        verdict = lost_articles(conn, room, collections, None)
     numbers = lambda lines: sorted(int(line.split("/")[1].split()[0]) for line in lines)  # noqa: E731
     assert verdict["absent_at_capture"] == 1 and numbers(verdict["absent"]) == [away.number]
     assert verdict["articles_lost"] == 2 and numbers(verdict["lost"]) == sorted([false_404.number, never.number])
