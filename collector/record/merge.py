@@ -14,10 +14,16 @@ Rows that more than one stream holds under one key (the registry's outlets
 and groups, which every job mirrors; a capture-queue row two vantages share)
 are state, not observations: the merged database keeps the row of the stream
 whose last file was written latest (then the stream that sorts first by
-range), that is the newest state any job saw. An observation that two
-streams both claim (the same article address first seen by two vantages'
-jobs) cannot be kept twice under the schema's unique keys: the merge stops,
-naming both streams and the row, rather than drop either.
+range), that is the newest state any job saw.
+
+One article address recorded by several streams (both vantages' jobs of one
+shard collect it; two shards do after N changed) is one article: the
+earliest seen. Every other stream's rows about it keep their own ids and
+values, their article_id read as that article's; an address of it both
+recorded is kept once; two streams' checks of one slot are both kept, the
+later stream's slot labelled 'SLOT@STREAM'. Table export_merged lists every
+row so read, with the stream that wrote it. Any other row two streams both
+claim stops the merge, naming both.
 """
 
 from __future__ import annotations
@@ -123,6 +129,14 @@ def _newest(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
     return newest
 
 
+# One article recorded by several streams (two vantages' jobs of one shard, or two shards after N
+# changed) is one article in the merged database: its rows are the earliest seen (then the lowest id),
+# every other stream's article_id is read as that one's, and export_merged lists each row so read.
+# Then, with article_id, these tables' unique keys may repeat across streams:
+FOLDED = {"article_urls": ("url_key",)}  # the same address of the same article: one fact, kept once
+RELABELLED = {"checks": "slot"}  # two streams' checks of one slot: both kept, the later's slot reads 'SLOT@STREAM'
+
+
 def _combine(parts: dict[str | None, Path], newest: dict[str | None, str], db_path: Path) -> None:
     by_range = sorted(parts, key=streams.base)
     # State rows: the stream written latest is written last and so kept (then the first by range).
@@ -132,6 +146,7 @@ def _combine(parts: dict[str | None, Path], newest: dict[str | None, str], db_pa
     conn.execute("PRAGMA foreign_keys = OFF")  # tables in record order, as a rebuild loads them
     conn.execute("PRAGMA synchronous = OFF")
     try:
+        _article_map(conn, parts, by_range)
         for table in record_tables(conn):
             appended = appended_by_id(conn, table)
             for name in by_range if appended else by_age:
@@ -148,21 +163,73 @@ def _combine(parts: dict[str | None, Path], newest: dict[str | None, str], db_pa
     store.close()
 
 
-def _copy(conn, table: str, appended: bool, name: str | None, part: Path) -> None:
-    """Copy one stream's rows of one table (SQLite attaches a database only outside a transaction)."""
-    names = ", ".join(f'"{c}"' for c in columns(conn, table))
-    verb, order = ("INSERT", "id") if appended else ("INSERT OR REPLACE", "rowid")
+def _attached(conn, part: Path, sql: list[str]) -> None:
+    """Run statements in one transaction with a stream's database attached (SQLite attaches outside one)."""
     conn.execute("ATTACH DATABASE ? AS part", (str(part),))
     try:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute(f'{verb} INTO main."{table}" ({names}) SELECT {names} FROM part."{table}" ORDER BY {order}')
-        except sqlite3.IntegrityError as exc:
+            for statement in sql:
+                conn.execute(statement)
+        except BaseException:
             conn.execute("ROLLBACK")
-            raise ExportError(_conflict(table, name, exc)) from exc
+            raise
         conn.execute("COMMIT")
     finally:
         conn.execute("DETACH DATABASE part")
+
+
+def _article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]) -> None:
+    """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has."""
+    conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, url_key TEXT NOT NULL, first_seen_at TEXT)")
+    conn.execute("CREATE TEMP TABLE article_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
+    for name in by_range:
+        _attached(conn, parts[name], ["INSERT INTO temp.seen SELECT id, url_key, first_seen_at FROM part.articles"])
+    conn.execute("""INSERT INTO temp.article_map SELECT s.id, k.id FROM temp.seen AS s JOIN (
+                      SELECT url_key, id FROM (SELECT url_key, id, ROW_NUMBER() OVER (
+                          PARTITION BY url_key ORDER BY first_seen_at, id) AS n FROM temp.seen) WHERE n = 1
+                    ) AS k ON k.url_key = s.url_key WHERE s.id != k.id ORDER BY s.id""")
+
+
+def _copy(conn, table: str, appended: bool, name: str | None, part: Path) -> None:
+    """Copy one stream's rows of one table, in id order (state rows: replacing an earlier stream's)."""
+    cols = columns(conn, table)
+    label = (name or "default").replace("'", "")
+    mapped = "article_id" in cols and table != "articles"
+    select = [f't."{c}"' for c in cols]
+    source = f'part."{table}" AS t'
+    if mapped:
+        select = ['COALESCE(m.new, t."article_id")' if c == "article_id" else v for c, v in zip(cols, select)]
+        source += ' LEFT JOIN temp.article_map AS m ON m.old = t."article_id"'
+    order = "t.id" if appended else "t.rowid"
+    where, sql = "", []
+    if table == "articles":
+        where = " WHERE t.id NOT IN (SELECT old FROM temp.article_map)"
+        sql.append(f"INSERT INTO main.export_merged SELECT 'articles', t.id, '{label}', 'folded', m.new, NULL "
+                   f"FROM part.articles AS t JOIN temp.article_map AS m ON m.old = t.id ORDER BY t.id")
+    elif table in FOLDED or table in RELABELLED:
+        keys = FOLDED.get(table) or (RELABELLED[table],)
+        match = (f'main."{table}" AS k WHERE k.article_id = COALESCE(m.new, t.article_id) AND '
+                 + " AND ".join(f'k."{c}" IS t."{c}"' for c in keys))
+        if table in FOLDED:
+            where = f" WHERE NOT EXISTS (SELECT 1 FROM {match})"
+            sql.append(f"INSERT INTO main.export_merged SELECT '{table}', t.id, '{label}', 'folded', "
+                       f"(SELECT MIN(k.id) FROM {match}), NULL FROM {source} "
+                       f"WHERE EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
+        else:
+            col = RELABELLED[table]
+            sql.append(f"INSERT INTO main.export_merged SELECT '{table}', t.id, '{label}', 'relabelled', NULL, "
+                       f"json_object('{col}', t.\"{col}\") FROM {source} "
+                       f"WHERE EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
+            select = [f"CASE WHEN EXISTS (SELECT 1 FROM {match}) THEN t.\"{col}\" || '@{label}' "
+                      f"ELSE t.\"{col}\" END" if c == col else v for c, v in zip(cols, select)]
+    names = ", ".join(f'"{c}"' for c in cols)
+    verb = "INSERT" if appended else "INSERT OR REPLACE"
+    sql.append(f'{verb} INTO main."{table}" ({names}) SELECT {", ".join(select)} FROM {source}{where} ORDER BY {order}')
+    try:
+        _attached(conn, part, sql)
+    except sqlite3.IntegrityError as exc:
+        raise ExportError(_conflict(table, name, exc)) from exc
 
 
 def _conflict(table: str, name: str | None, exc: Exception) -> str:

@@ -33,11 +33,21 @@ MERGED = "+merged"  # export_stream of a database that merges every stream (neve
 STREAMS_DIR = "streams"  # inside a record folder: one folder per stream other than the default
 _NAME = re.compile(r"\A[a-z0-9][a-z0-9-]{0,62}\Z")
 
-# The stream a database's rows belong to (no row: the default stream). Bookkeeping, never exported.
+# The stream a database's rows belong to (no row: the default stream), and in a database that merges
+# every stream, the rows two streams both recorded (collector/record/merge.py). Bookkeeping, never exported.
 V12 = """
 CREATE TABLE export_stream (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     name TEXT NOT NULL
+);
+CREATE TABLE export_merged (
+    table_name TEXT NOT NULL,
+    row_id INTEGER NOT NULL,        -- the row as its stream's files hold it
+    stream TEXT NOT NULL,
+    how TEXT NOT NULL,              -- folded: it is row kept_id of an earlier stream; relabelled: see detail
+    kept_id INTEGER,
+    detail TEXT,
+    PRIMARY KEY (table_name, row_id)
 );
 """
 

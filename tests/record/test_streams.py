@@ -151,16 +151,59 @@ def test_a_stream_exports_only_into_its_own_folder(tmp_path, record):
     again.close()
 
 
-def test_two_streams_claiming_one_observation_stop_the_merge_naming_them(tmp_path, outlets):  # noqa: F811
-    """The same outlets collected by two streams (two vantages of one shard) claim the same articles."""
+def test_one_article_two_streams_recorded_is_one_article_in_the_merged_database(tmp_path, outlets):  # noqa: F811
+    """The same outlet collected by two streams (two vantages of one shard): the same article addresses."""
     root, warc = tmp_path / "record", tmp_path / "warc"
-    for name in ("hosted-1of1", "bd-1of1"):
-        store = _collect(tmp_path / f"{name}.db", outlets, name, ["robotsmap"], NOW, warc)
-        ex.export_new(store, streams.folder(root, name), warc_dir=warc, now=NOW)
+    for name, hours in (("hosted-1of1", 1), ("bd-1of1", 0)):  # bd's job saw them first
+        store = _collect(tmp_path / f"{name}.db", outlets, name, ["robotsmap"], NOW + timedelta(hours=hours), warc)
+        ex.export_new(store, streams.folder(root, name), warc_dir=warc, now=NOW + timedelta(hours=hours))
         store.close()
-    with pytest.raises(ExportError, match=r"stream (bd|hosted)-1of1 holds a articles row"):
-        merge.rebuild_record([root], tmp_path / "all.db")
-    assert not (tmp_path / "all.db").exists()
+    found = merge.stream_folders([root])
+    merge.merge(found, tmp_path / "a.db")
+    merge.merge(dict(reversed(list(found.items()))), tmp_path / "b.db")
+    assert (tmp_path / "a.db").read_bytes() == (tmp_path / "b.db").read_bytes()
+    each = {n: sqlite3.connect(tmp_path / f"{n}.db") for n in ("hosted-1of1", "bd-1of1")}
+    conn = sqlite3.connect(tmp_path / "a.db")
+    keys = {n: dict(c.execute("SELECT url_key, id FROM articles")) for n, c in each.items()}
+    both = keys["bd-1of1"].keys() & keys["hosted-1of1"].keys()
+    assert len(both) >= 3
+    # One article per address: the earlier-seen stream's where both recorded it.
+    assert dict(conn.execute("SELECT url_key, id FROM articles")) == {**keys["hosted-1of1"], **keys["bd-1of1"]}
+    # Every snapshot of both streams is kept, with its own id, about the one article of its address.
+    snapshots = {r[0]: r[1] for c in each.values() for r in c.execute("SELECT s.id, url_key FROM snapshots s "
+                                                                      "JOIN articles a ON a.id = s.article_id")}
+    merged = dict(conn.execute("SELECT s.id, a.url_key FROM snapshots s JOIN articles a ON a.id = s.article_id"))
+    assert merged == snapshots and len({k for k in snapshots.values() if k in both}) == len(both)
+    folded = conn.execute("SELECT table_name, stream, how, COUNT(*) FROM export_merged GROUP BY 1, 2, 3").fetchall()
+    assert ("articles", "hosted-1of1", "folded", len(both)) in folded
+    assert ("article_urls", "hosted-1of1", "folded", len(both)) in folded
+    assert all(row[1] == "hosted-1of1" for row in folded)
+
+
+def test_two_streams_checks_of_one_slot_are_both_kept(tmp_path):
+    root = tmp_path / "record"
+    for name, seen in (("hosted-1of1", "2026-08-13T05:00:00Z"), ("bd-1of1", "2026-08-13T04:00:00Z")):
+        store = Store(tmp_path / f"{name}.db")
+        with store.transaction() as conn:
+            streams.set_stream(conn, name)
+        run = store.insert("runs", {"command": "run", "started_at": seen, "vantage": name,
+                                    "software_version": "0", "settings": "{}"})
+        article = store.insert("articles", {"outlet_id": "o", "url_key": "https://o.test/a", "url": "https://o.test/a",
+                                            "first_seen_at": seen, "first_seen_run": run})
+        for slot in ("1h", "24h"):
+            store.insert("checks", {"article_id": article, "slot": slot, "due_at": seen, "performed_at": seen,
+                                    "run_id": run, "url": "https://o.test/a", "result": "ok", "request_chain": "[]",
+                                    "outcome": "present"})
+        ex.export_new(store, streams.folder(root, name), now=NOW)
+        store.close()
+    merge.rebuild_record([root], tmp_path / "all.db")
+    conn = sqlite3.connect(tmp_path / "all.db")
+    (article,) = conn.execute("SELECT id FROM articles").fetchall()
+    assert streams.in_range("bd-1of1", article[0])
+    slots = sorted(conn.execute("SELECT slot, article_id FROM checks"))
+    assert slots == sorted([("1h", article[0]), ("24h", article[0]), ("1h@hosted-1of1", article[0]),
+                            ("24h@hosted-1of1", article[0])])
+    assert conn.execute("SELECT COUNT(*) FROM export_merged WHERE how = 'relabelled'").fetchone()[0] == 2
 
 
 def test_stream_names_are_checked():
