@@ -71,8 +71,11 @@ FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
+@click.option("--stream", default=None,
+              help="Rebuild one stream's working database (NAME, or '.' for the folder's own files, the "
+                   "default stream) instead of merging every stream.")
 @lock_option
-def rebuild_command(out_dirs, db, resume, lock_wait):
+def rebuild_command(out_dirs, db, resume, stream, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
@@ -102,7 +105,7 @@ def rebuild_command(out_dirs, db, resume, lock_wait):
             if resume:
                 files, counts = resume_rebuild(list(out_dirs), db, progress)
             else:
-                counts = rebuild_record(list(out_dirs), db, progress)
+                counts = rebuild_record(list(out_dirs), db, progress, stream=stream)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -52,14 +52,21 @@ def stream_folders(folders: list[str | Path]) -> dict[str | None, list[Path]]:
     return found
 
 
-def rebuild_record(out_dir: str | Path | list, db_path: str | Path,
-                   progress: Progress | None = None) -> dict[str, int]:
+def rebuild_record(out_dir: str | Path | list, db_path: str | Path, progress: Progress | None = None,
+                   *, stream: str | None = None) -> dict[str, int]:
     """Return rows per table after rebuilding a new database from every stream of the record.
 
-    A record of the default stream alone is rebuilt as it always was.
+    A record of the default stream alone is rebuilt as it always was. With
+    `stream` (a name, or "." for the default stream), that stream's working
+    database is rebuilt instead, from its folders alone.
     """
     folders = list(out_dir) if isinstance(out_dir, (list, tuple)) else [out_dir]
     found = stream_folders(folders)
+    if stream is not None:
+        name = None if stream == "." else streams.check_name(stream)
+        if name is not None and name not in found:
+            raise ExportError(f"no stream {name} in {', '.join(str(f) for f in folders)}")
+        return rebuild(found.get(name) or folders, db_path, progress)
     if list(found) == [None]:
         return rebuild(found[None], db_path, progress)
     return merge(found, db_path, progress)

@@ -211,3 +211,27 @@ def test_stream_names_are_checked():
     for bad in ("", "-x", "A", "x/y", "x" * 64):
         with pytest.raises(Exception, match="stream name"):
             streams.check_name(bad)
+
+
+def test_a_working_database_is_rebuilt_from_its_own_stream_alone(tmp_path, record):
+    """level_database.sh rebuilds with --stream .: the default stream's folder holds the others' too."""
+    store = Store(tmp_path / "default.db")
+    store.insert("runs", {"command": "run", "started_at": "t", "vantage": "hosted", "software_version": "0",
+                          "settings": "{}"})
+    ex.export_new(store, record, now=NOW)
+    store.close()
+    runner = CliRunner()
+    for stream, runs in ((".", 1), ("hosted-1of2", 2)):
+        db = tmp_path / f"again-{stream}.db"
+        result = runner.invoke(export_command, ["rebuild", "--out", str(record), "--db", str(db), "--stream", stream])
+        assert result.exit_code == 0, result.output
+        again = Store(db)
+        assert streams.stream_of(again.conn) == (None if stream == "." else stream)
+        assert again.one("SELECT COUNT(*) AS n FROM runs")["n"] == runs
+        again.close()
+    merged = tmp_path / "merged.db"
+    assert runner.invoke(export_command, ["rebuild", "--out", str(record), "--db", str(merged)]).exit_code == 0
+    assert Store(merged).one("SELECT COUNT(*) AS n FROM runs")["n"] == 1 + 2 + 2
+    result = runner.invoke(export_command, ["rebuild", "--out", str(record), "--db", str(tmp_path / "x.db"),
+                                            "--stream", "nosuch"])
+    assert result.exit_code == 1 and "no stream nosuch" in result.output
