@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -30,6 +31,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import yaml
+
 from collector.cli.main import cli
 from collector.clock import iso_seconds
 from collector.record.fileformat import read_header
@@ -38,8 +41,25 @@ from collector.record.folder import batches
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".github" / "scripts"
 FAKE_GH = ROOT / "testing" / "fake_gh.sh"  # curl: a Python gh would start twice a second job
-DEADLINE_MINUTES = 35  # collect.yml's and archive.yml's first step
-TIMEOUT_MINUTES = {"collect": 50, "archive": 45, "pages": 30}  # the workflows' timeout-minutes
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _workflow_minutes() -> tuple[dict[str, int], dict[str, int]]:
+    """Return (deadline, timeout) minutes of each job kind, as its workflow says them."""
+    deadline, timeout = {}, {}
+    for kind, name, job in (("collect", "collect.yml", "collect"), ("archive", "archive.yml", "archive"),
+                            ("pages", "pages.yml", None)):
+        jobs = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))["jobs"]
+        chosen = jobs[job] if job else max(jobs.values(), key=lambda j: j.get("timeout-minutes", 0))
+        timeout[kind] = int(chosen["timeout-minutes"])
+        first = chosen["steps"][0].get("run", "")
+        found = re.search(r"date -u -d '\+(\d+) minutes'", first)
+        if found:
+            deadline[kind] = int(found.group(1))
+    return deadline, timeout
+
+
+DEADLINE_MINUTES, TIMEOUT_MINUTES = _workflow_minutes()  # e.g. collect 8 of 18, archive 35 of 45
 SPN_KEYS = {"IA_ACCESS_KEY": "sim-access", "IA_SECRET_KEY": "sim-secret"}
 
 
@@ -124,14 +144,14 @@ class Runner:
         self._step(job, "level", lambda: self._script("level_database.sh", "data/record", str(db)))
         files_before = len(batches(self.checkout / "data" / "record"))
         if kind == "collect":
-            deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES))
+            deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES["collect"]))
             self._step(job, "run", lambda: self._cli(job, "run", "--db", str(db), "--warc-dir", "data/warc",
                                                      "--outlets", "data/outlets.toml", "--vantage", "github-actions-sim",
                                                      "--now", now(), "--deadline", deadline,
                                                      "--warc-store", self.store_api,
                                                      "--min-interval", str(self.interval)))
         elif kind == "archive":  # archive.yml's deadline too
-            deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES))
+            deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES["archive"]))
             self._step(job, "run", lambda: self._cli(job, "archive", "--db", str(db), "--warc-dir", "data/warc",
                                                      "--vantage", "github-actions-sim", "--now", now(),
                                                      "--deadline", deadline,

@@ -4,7 +4,7 @@
     .venv/bin/python bench/year.py --days 2 --outlets 3 --per-day 24 # the test suite's small year
 
 The jobs are the workflows' (.github/workflows), on their cron schedules as
-the files say (collect hourly at minute 17, archive hourly at minute 47 today)
+the files say (collect every 15 minutes at 7, 22, 37 and 52, archive hourly at 47 today)
 and pages after each collection, each a few minutes late as scheduled jobs start. Each runs on a fresh runner
 (bench/runner.py): the record's checkout, the database the Actions cache
 restores, and what the job downloads itself; WARC files go to a loopback
