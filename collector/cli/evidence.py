@@ -211,30 +211,68 @@ def register(export: click.Group) -> None:
         export.add_command(command)
 
 
+INCOMPLETE_EXIT_CODE = 3  # the bundle was written, but some WARC records could not be had
+
+
 @click.command("evidence")
 @click.argument("address")
 @click.option("--out", "out_dir", required=True, help="Folder to write the bundle to (a zip is written beside it).")
 @click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database of the record.")
 @click.option("--record", "record_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
 @click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files.")
+@click.option("--warc-store", default=None,
+              help="GitHub API address of the repository whose releases hold the WARC files "
+                   "(https://api.github.com/repos/OWNER/REPO): a record not in --warc-dir is read from its "
+                   "release asset, each download a ledger row; token from GH_TOKEN or GITHUB_TOKEN.")
+@click.option("--vantage", default=None, help="Name of the network location downloads come from.")
+@click.option("--min-interval", type=float, default=None, help="As for `run`: below 2 s only for loopback.")
 @_trust_option
 @edge
-def evidence_command(address, out_dir, db, record_dir, warc_dir, trust_dir):
+def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, vantage, min_interval, trust_dir):
     """Write the evidence bundle of one article: rows, requests, WARC records, signed record lines, tokens.
 
     The folder has VERIFY.md (English and Bangla) and verify.py, which checks
-    it offline with the standard library only. Never published.
+    it offline with the standard library only. Never published. A WARC record
+    neither in --warc-dir nor to be had from --warc-store leaves the bundle
+    incomplete: it is written, lists each such record and why in rows.json,
+    and the command exits 3 (verify.py exits 2 on it).
 
     \b
     Example:
-        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc
+        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc \\
+            --warc-store https://api.github.com/repos/OWNER/REPO
     """
     from collector.evidence.bundle import write_bundle
     from collector.record.store import open_read_only
 
+    interval, loopback = _interval(min_interval, [warc_store] if warc_store else [])
+    opened = []
+
+    def releases():
+        from collector.collect.context import RunContext, default_vantage
+        from collector.net.releases import ReleaseStore, token_from_env
+        from collector.record.store import Store
+
+        ctx = RunContext.open(Store(db), "evidence", clock=make_clock(None), vantage=vantage or default_vantage(),
+                              warc_dir=warc_dir, interval=interval, allow_loopback=loopback)
+        opened.append(ctx)
+        return ReleaseStore(ctx.fetcher, warc_store, token_from_env())
+
     conn = open_read_only(db)
     try:
-        archive = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir))
+        bundle = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir),
+                              releases if warc_store else None)
     finally:
         conn.close()
-    click.echo(f"wrote {out_dir}/ and {archive}: check it with `python3 verify.py` in the folder")
+        for ctx in opened:
+            ctx.finish()
+            ctx.store.close()
+    if bundle.downloads:
+        click.echo(f"{len(bundle.downloads)} download request(s) from {warc_store}, each in the ledger", err=True)
+    for item in bundle.missing:
+        click.echo(f"incomplete: request {item['request_id']} ({item['warc_file']}): {item['why']}", err=True)
+    click.echo(f"wrote {out_dir}/ and {bundle.archive}: check it with `python3 verify.py` in the folder")
+    if bundle.missing:
+        click.echo(f"INCOMPLETE: {len(bundle.missing)} WARC record(s) not in the bundle (listed in rows.json)",
+                   err=True)
+        raise SystemExit(INCOMPLETE_EXIT_CODE)

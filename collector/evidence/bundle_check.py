@@ -4,10 +4,13 @@
 Standard library only (Python 3.11 or later). It re-checks every file's
 SHA-256 against MANIFEST.json, the chain of export-file hashes to the head,
 that each row of rows.json is the line of the export file it names, that each
-WARC record is the response its ledger row points at, the SSH signatures
+WARC record is whole (its block digest) and the response its ledger row
+points at, the SSH signatures
 (with ssh-keygen, when installed) and the RFC 3161 tokens (with openssl, when
 installed; otherwise their digest and time only). It stops at the first
-failure and says where; exit code 0 means every check passed.
+failure and says where (exit code 1); exit code 0 means every check passed;
+2 means every check passed but the bundle is incomplete (some WARC records
+could not be had when it was made: rows.json lists them and why).
 """
 
 import base64
@@ -107,14 +110,18 @@ def check_warc(root: Path, bundle: dict) -> int:
     checked = 0
     for entry in bundle["warc"]:
         if entry["file"] is None:
-            print(f"  note: request {entry['request_id']}: its WARC record was not in the local WARC files")
+            print(f"  INCOMPLETE: request {entry['request_id']}: no WARC record: {entry.get('why')}")
             continue
         try:
             record = gzip.decompress((root / entry["file"]).read_bytes())
         except (OSError, EOFError) as exc:
             raise Failed(f"{entry['file']}: not a whole gzip WARC record ({exc})")
-        head = record.split(b"\r\n\r\n", 1)[0].decode("utf-8", "replace")
+        head, _, block = record.partition(b"\r\n\r\n")
+        head = head.decode("utf-8", "replace")
         fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
+        block = block[:int(fields.get("Content-Length", len(block)))]
+        if fields.get("WARC-Block-Digest") != "sha1:" + base64.b32encode(hashlib.sha1(block).digest()).decode():
+            raise Failed(f"{entry['file']}: its content is not the one its WARC-Block-Digest names")
         request = requests[entry["request_id"]]
         if fields.get("WARC-Type") != "response" or fields.get("WARC-Target-URI") != request["url"]:
             raise Failed(f"{entry['file']}: not the response to request {request['id']} ({request['url']})")
@@ -187,6 +194,11 @@ def main(folder: str = ".") -> int:
         print(f"OK  {check_warc(root, bundle)} WARC records are the responses the ledger names")
         print(f"OK  signatures: {check_signatures(root, chain)}")
         print(f"OK  timestamp tokens: {check_tokens(root, chain)}")
+        missing = bundle.get("incomplete") or []
+        if missing or any(e["file"] is None for e in bundle["warc"]):
+            print(f"INCOMPLETE: every check passed, but {len(missing)} WARC record(s) are not in this bundle "
+                  "(rows.json, \"incomplete\", says which and why)")
+            return 2
     except Failed as exc:
         print(f"FAILED  {exc}")
         return 1
