@@ -8,7 +8,8 @@ asset the record names for the file, each download a ledger row), the export fil
 hold those rows with their signatures and tokens, the chain of every later
 file's hashes to the newest signed, timestamped head, the trust material
 (allowed signers, the authorities' roots), VERIFY.md in English and Bangla,
-and verify.py (collector/evidence/bundle_check.py, standard library only).
+and verify.py with its modules (collector/evidence/checker/, standard library
+only: no ssh-keygen or openssl either).
 MANIFEST.json names every file with its SHA-256. A bundle is for the people
 handling a case; the site never publishes one.
 """
@@ -30,7 +31,7 @@ from collector.record.folder import batches, read_ahead
 from collector.record.fileformat import read_lines
 from collector.urls import comparison_key
 
-CHECKER = Path(__file__).with_name("bundle_check.py")
+CHECKER = Path(__file__).with_name("checker")  # verify.py and its modules, standard library only
 TEXTS = Path(__file__).with_name("bundle_texts.md")
 
 
@@ -76,7 +77,8 @@ def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path
                  *Path(trust_dir).rglob("*.pem")]:
         if item.is_file():
             shutil.copy(item, trust / item.name)
-    shutil.copy(CHECKER, out / "verify.py")
+    for module in sorted(CHECKER.glob("*.py")):
+        shutil.copy(module, out / module.name)
     shutil.copy(TEXTS, out / "VERIFY.md")
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     _dump(out / "MANIFEST.json", {name: file_sha256(out / name) for name in files})
