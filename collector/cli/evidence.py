@@ -184,30 +184,59 @@ def restore_triggers_command(db, out_dir, operator, reason):
 @click.option("--out", "out_dir", default="data/wacz", show_default=True, help="Folder the package is written to.")
 @click.option("--key", envvar="TAKEDOWNWATCH_RECORD_KEY", default=None,
               help="SSH private key to sign the package with (or TAKEDOWNWATCH_RECORD_KEY).")
+@click.option("--wacz-key", envvar="TAKEDOWNWATCH_WACZ_KEY", default=None,
+              help="ECDSA P-384 private key (PEM) to sign the package inside, per the WACZ signing "
+                   "specification's anonymous signature (or TAKEDOWNWATCH_WACZ_KEY).")
 @edge
-def wacz_command(day, warc_dir, out_dir, key):
-    """Package one day's WARC files as a WACZ, validate it, and sign it (DAY.wacz.sig).
+def wacz_command(day, warc_dir, out_dir, key, wacz_key):
+    """Package one day's WARC files as a WACZ, sign it, validate it (and sign it beside: DAY.wacz.sig).
+
+    With --wacz-key, datapackage-digest.json gets the WACZ signing
+    specification's anonymous signedData, as ReplayWeb.page verifies it.
 
     \b
     Example:
-        python -m collector export wacz --day 2026-09-01 --warc-dir downloaded --key record.key
+        python -m collector export wacz --day 2026-09-01 --warc-dir downloaded --key record.key --wacz-key wacz.key
     """
     from collector.evidence import sshsig
     from collector.evidence.wacz import NAMESPACE, WaczError, package_day, validate
+    from collector.evidence.wacz_signing import sign_package
     from collector.record.fileformat import file_sha256
 
     path = package_day(warc_dir, day, out_dir)
+    if wacz_key:
+        sign_package(path, wacz_key)
     valid, said = validate(path)
     if not valid:
         raise WaczError(f"{path} does not validate: {said.strip()[-300:]}")
     if key:
         sshsig.sign(path, key, NAMESPACE)
-    click.echo(f"{path}: valid WACZ, SHA-256 {file_sha256(path)}" + (", signed" if key else ""))
+    done = [w for w, given in (("signed inside (WACZ signing 0.1.0)", wacz_key), ("signed beside (.sig)", key))
+            if given]
+    click.echo(f"{path}: valid WACZ, SHA-256 {file_sha256(path)}" + "".join(f", {d}" for d in done))
+
+
+@click.command("verify-wacz")
+@click.argument("package")
+@click.option("--signers", default=f"{settings.TRUST_DIR}/wacz-signers.pem", show_default=True,
+              help="PEM file of the public keys the record's WACZ packages may be signed with.")
+@edge
+def verify_wacz_command(package, signers):
+    """Check a WACZ package's signature (datapackage-digest.json) against the record's WACZ keys.
+
+    \b
+    Example:
+        python -m collector export verify-wacz data/wacz/2026-09-01.wacz
+    """
+    from collector.evidence.wacz_signing import verify_package
+
+    click.echo(f"{package}: signature good, {verify_package(package, signers)}")
 
 
 def register(export: click.Group) -> None:
     """Add the evidence commands to the export group."""
-    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command, wacz_command):
+    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command, wacz_command,
+                    verify_wacz_command):
         export.add_command(command)
 
 

@@ -68,7 +68,7 @@ def verify(message: bytes, armoured: str, allowed_signers: str, principal: str, 
         blob = base64.b64decode("".join(found.group(1).split()), validate=True)
     except ValueError:
         raise Refused("its armour is not base64") from None
-    if blob[:6] != b"SSHSIG" or int.from_bytes(blob[6:10], "big") > 1:  # as OpenSSH's sshsig.c reads it
+    if blob[:6] != b"SSHSIG" or int.from_bytes(blob[6:10], "big") > 1:  # ssh-keygen refuses only above 1
         raise Refused("not an SSHSIG signature of version 1")
     fields = strings(blob[10:])
     if len(fields) != 5:
