@@ -301,7 +301,7 @@ def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, van
     for item in bundle.missing:
         click.echo(f"incomplete: request {item['request_id']} ({item['warc_file']}): {item['why']}", err=True)
     click.echo(f"wrote {out_dir}/ and {bundle.archive}: check it with `python3 verify.py` in the folder")
-    if bundle.missing:
+    if not bundle.complete:
         click.echo(f"INCOMPLETE: {len(bundle.missing)} WARC record(s) not in the bundle (listed in rows.json)",
                    err=True)
         raise SystemExit(INCOMPLETE_EXIT_CODE)

@@ -175,28 +175,39 @@ def _cut_warc(conn, requests: list[dict], warc_dir: Path, target: Path,
                 data = fh.read(row["warc_length"])
             entry["from"] = "local WARC file"
         else:
-            asset = conn.execute("SELECT release_tag, asset_name FROM warc_files WHERE name = ? "
-                                 "ORDER BY id DESC LIMIT 1", (row["warc_file"],)).fetchone()
-            if asset is None:
-                entry["why"] = "not in the local WARC files, and no release asset is recorded for its file"
-            elif warc_store is None:
-                entry["why"] = (f"not in the local WARC files; release asset {asset[0]}/{asset[1]} not asked "
-                                "(no release store given: --warc-store)")
-            else:
-                store = store or warc_store()
-                got = store.read(asset[0], asset[1], row["warc_offset"], row["warc_length"])
-                downloads += got.requests
-                entry["download_requests"] = list(got.requests)
-                if got.data is None:
-                    entry["why"] = f"not in the local WARC files; release asset {asset[0]}/{asset[1]}: {got.problem}"
-                else:
-                    data = got.data
-                    entry["from"] = f"release asset {asset[0]}/{asset[1]}"
+            if warc_store is not None and store is None and _asset_of(conn, row) is not None:
+                store = warc_store()
+            data = _from_release(conn, row, store, entry)
+            downloads += entry.get("download_requests", [])
         if data is not None:
             entry["file"] = f"warc/request-{row['id']}.warc.gz"
             (target / f"request-{row['id']}.warc.gz").write_bytes(data)
         cut.append(entry)
     return cut, downloads
+
+
+def _asset_of(conn, row: dict):
+    return conn.execute("SELECT release_tag, asset_name FROM warc_files WHERE name = ? ORDER BY id DESC LIMIT 1",
+                        (row["warc_file"],)).fetchone()
+
+
+def _from_release(conn, row: dict, store, entry: dict) -> bytes | None:
+    """Return the request's WARC record read from its file's release asset, or None with entry["why"] set."""
+    asset = _asset_of(conn, row)
+    if asset is None:
+        entry["why"] = "not in the local WARC files, and no release asset is recorded for its file"
+        return None
+    where = f"release asset {asset[0]}/{asset[1]}"
+    if store is None:
+        entry["why"] = f"not in the local WARC files; {where} not asked (no release store given: --warc-store)"
+        return None
+    got = store.read(asset[0], asset[1], row["warc_offset"], row["warc_length"])
+    entry["download_requests"] = list(got.requests)
+    if got.data is None:
+        entry["why"] = f"not in the local WARC files; {where}: {got.problem}"
+        return None
+    entry["from"] = where
+    return got.data
 
 
 def _dump(path: Path, value) -> None:
