@@ -56,6 +56,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/storage_growth.py
 	-$(PY) bench/shards.py
 	-$(PY) bench/disclosure.py
+	-$(PY) bench/capture_delay.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

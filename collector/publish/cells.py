@@ -6,7 +6,8 @@ the week's cut-off), articles queued, requests made (archive submissions
 have no outlet and are not counted), distinct addresses listed, contributing
 (1 when it captured anything in the week) and readable (1 when its latest
 discovery round by the week's end validated a source), and the minutes from
-each captured article's first listing to its first capture. Per outlet and
+each captured article's first listing to its first capture (the record's
+capture_delays view, collector/record/views.py). Per outlet and
 month: distinct addresses listed in the month, and requests by result.
 Only non-zero values are kept.
 """
@@ -81,34 +82,34 @@ def _add(block: Block, outlet: str, period: str, measure: str, amount: int = 1) 
 
 
 def _articles(store: Store, block: Block, case: str) -> None:
-    """Add captured and archived articles and their capture delays, by week of first capture."""
+    """Add captured and archived articles and their capture delays, by week of first capture.
+
+    The articles with a capture in the month are found first, so the view's
+    first listing is looked up for them alone.
+    """
     low, high = julian_day(block.month.start), julian_day(block.month.end)
     cutoffs = [julian_day(w.cutoff) for w in block.weeks]
     rows = store.query(f"""
         SELECT outlet_id, {case} AS cell, (
                  SELECT MIN(julianday(x.recorded_at)) FROM archive_submissions x
                    JOIN snapshots s2 ON s2.id = x.snapshot_id
-                  WHERE s2.article_id = f.id AND x.status = 'success' AND x.timestamp IS NOT NULL
-               ) AS archived_at, (
-                 SELECT MIN(julianday(l.fetched_at)) FROM listing_entries e
-                   JOIN listings l ON l.id = e.listing_id
-                  WHERE e.url_key IN (SELECT f.url_key UNION
-                                      SELECT u.url_key FROM article_urls u WHERE u.article_id = f.id)
-               ) AS listed_at, j
-          FROM (SELECT a.id AS id, a.outlet_id AS outlet_id, a.url_key AS url_key,
-                       MIN(julianday(s.captured_at)) AS j
-                  FROM articles a JOIN snapshots s ON s.article_id = a.id AND s.purpose = 'capture'
-                 GROUP BY a.id HAVING j >= ? AND j < ?{NO_FLATTEN}) AS f""", (low, high))
-    for outlet, cell, archived_at, listed_at, j in rows:
+                  WHERE s2.article_id = f.article_id AND x.status = 'success' AND x.timestamp IS NOT NULL
+               ) AS archived_at, delay_minutes, j
+          FROM (SELECT article_id, outlet_id, delay_minutes, julianday(captured_at) AS j FROM capture_delays
+                 WHERE article_id IN (SELECT article_id FROM snapshot_rows WHERE purpose = 'capture'
+                                         AND julianday(captured_at) >= ? AND julianday(captured_at) < ?)
+                   AND julianday(captured_at) >= ? AND julianday(captured_at) < ?{NO_FLATTEN}) AS f""",
+                       (low, high, low, high))
+    for outlet, cell, archived_at, delay, j in rows:
         if cell is None:
             continue
         wk = block.weeks[cell].id
         _add(block, outlet, wk, "articles_captured")
         if archived_at is not None and archived_at <= cutoffs[cell]:
             _add(block, outlet, wk, "articles_archived")
-        # A capture can precede its first listing only through a canonical join; no delay then.
-        if listed_at is not None and j >= listed_at:
-            block.delays.setdefault((outlet, wk), []).append((j - listed_at) * 1440.0)
+        # No delay when the capture came before any listing named the article (a canonical join).
+        if delay is not None:
+            block.delays.setdefault((outlet, wk), []).append(delay)
 
 
 def _counts(store: Store, block: Block, case: str, measure: str, inner: str) -> None:
