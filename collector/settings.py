@@ -227,6 +227,11 @@ COMPARISONS_PER_RUN = 600
 # A check still not comparable this many days after its first try is left for a
 # person (the release store has been unreachable for a week).
 COMPARISON_RETRY_DAYS = 7
+# The working database a job restores from the Actions cache holds only what the
+# jobs read (collector/collect/level.py): the recent ledger is this many days of
+# requests, intents, runs, listings and capture attempts (twice the longest look
+# back of any job: COMPARISON_RETRY_DAYS; the archive job's day; the vantage window).
+WORKING_LEDGER_DAYS = 14
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
 
 # Evidence (collector/evidence/). Export files are signed with an SSH key held

@@ -1,0 +1,275 @@
+"""The bounded working database: the rows the jobs read, copied from a database level with the record.
+
+The database a job restores from the Actions cache and updates need not hold
+the whole record: the committed record (data/record, one repository per
+period) holds it, and `export rebuild` makes the full database for browsing.
+`level` writes a new, smaller database holding:
+
+* every state table (outlets, the capture queue, run finishes), the article
+  identities and their addresses (articles, article_urls: a page listed again
+  is known by them), sources and source probes, events, WARC files, vantage
+  differences and operator actions, whole;
+* for each article still inside its revisit window (a check not yet
+  performed, due now or later: collect/revisits.py; a check or a capture of
+  the recent ledger; a capture the archive job has not seen confirmed): its
+  capture snapshots, its latest snapshot with its text (what the next
+  revisit compares with), every check, comparison and capture attempt, and
+  the archive submissions of every snapshot kept;
+* the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs,
+  listings, snapshots, checks and submissions of those days;
+* what a release still computes figures from (publish/release.py,
+  unpublished_from): every request and listing from the first month with a
+  period not yet in the published history, the capture snapshots of the
+  articles first captured since, and the listing where each was first listed;
+* the latest listing of every source (the base an export's listing repeats),
+  and the last row of every table (the boundary an export continues from).
+
+Nothing is deleted: the rows are copied into a new file, and the file
+replaces the old one only when complete. Levelling refuses, leaving the
+database as it was, unless every row it would leave out is already in the
+record: the database must be level with the folder's last export file (its
+head names that file, by SHA-256), hold no row after that file's last ids
+and no state that differs from the record's, and the files present must
+chain. The working database's search index holds only what is added after
+levelling: search is the full database's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from collector import settings
+from collector.clock import iso
+from collector.collect.revisits import pending_articles
+from collector.publish.cells import first_event
+from collector.publish.release import unpublished_from
+from collector.record import schema, shadows
+from collector.record.fileformat import ExportError, file_sha256
+from collector.record.folder import batches, record_name, verify
+from collector.record.rebuild import check_nothing_unexported
+from collector.record.store import Store
+from collector.record.tables import appended_by_id, columns, record_tables
+
+# Record tables copied whole (besides every state table): small, or read whole by a job.
+WHOLE = ("outlet_groups", "outlets", "articles", "article_urls", "source_probes", "sources", "events",
+         "warc_files", "vantage_differences", "operator_actions")
+
+
+@dataclass
+class Levelled:
+    """What one levelling kept and left out, rows per table, and how long it took."""
+
+    path: Path
+    kept: dict[str, int] = field(default_factory=dict)
+    left_out: dict[str, int] = field(default_factory=dict)
+    bytes_before: int = 0
+    bytes_after: int = 0
+    seconds: float = 0.0
+
+
+def level(db_path: str | Path, out_dir: str | Path, now: datetime, history=None,
+          new_path: str | Path | None = None) -> Levelled:
+    """Return what was kept after writing the bounded working database of db_path.
+
+    out_dir is the record folder the database is level with (its newest
+    period's, a sparse checkout will do); history the published history
+    (publish/history.py; None: nothing published yet, every row a release
+    could read is kept). Writes new_path, or replaces db_path when None.
+    Raises ExportError, having changed nothing, when the database holds a row
+    the record does not.
+    """
+    started = time.monotonic()
+    db_path, target = Path(db_path), Path(new_path) if new_path else None
+    temporary = (target or db_path).with_name((target or db_path).name + ".levelling")
+    for leftover in _files(temporary):
+        leftover.unlink(missing_ok=True)
+    source = Store(db_path)
+    try:
+        _check_in_record(source, Path(out_dir), db_path)
+        articles = pending_articles(source.conn)
+        published_from = unpublished_from(source, history) if history is not None else None
+        floor = first_event(source)
+        before = {t: _count(source.conn, "main", t) for t in record_tables(source.conn)}
+        head = shadows.head(source.conn)
+    finally:
+        source.close()
+    recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
+    since = iso(recent if published_from is None else min(recent, published_from))
+    if history is None:
+        since = ""  # no published history given: a release may read every period, so every row is kept
+    result = Levelled(target or db_path, bytes_before=_size(db_path))
+    try:
+        new = Store(temporary)
+        try:
+            conn = new.conn
+            conn.execute("PRAGMA foreign_keys = OFF")  # rows point at rows left out (they are in the record)
+            conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
+            with new.transaction():
+                _select(conn, articles, iso(recent), since)
+                _copy(conn, iso(recent), since)
+                for table in record_tables(conn):
+                    if not appended_by_id(conn, table):
+                        shadows.copy_table(conn, table)  # as exported: the state equals the record's
+                shadows.set_head(conn, *head)
+                conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                             "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
+                             "figures_from TEXT NOT NULL)")
+                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?)",
+                             (floor, iso(now), iso(recent), since))
+                result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
+            conn.execute("DETACH DATABASE src")
+            new.checkpoint()
+        finally:
+            new.close()
+    except BaseException:
+        for leftover in _files(temporary):
+            leftover.unlink(missing_ok=True)
+        raise
+    result.left_out = {t: before[t] - result.kept.get(t, 0) for t in before if before[t] != result.kept.get(t, 0)}
+    if target is None:  # the old file's WAL must never meet the new file
+        for old in _files(db_path)[1:]:
+            old.unlink(missing_ok=True)
+    os.replace(temporary, result.path)
+    result.bytes_after = _size(result.path)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
+    """Raise unless every row of the database is in the record folder's chained files."""
+    if getattr(source, "tampering", None):
+        raise ExportError(f"level refused: {db_path} was tampered with ({'; '.join(source.tampering)})")
+    files = batches(out, tail=True)
+    if not files:
+        raise ExportError(f"level refused: {out} holds no export file, so nothing left out would be kept")
+    verify(out, tail=True)
+    head = shadows.head(source.conn)
+    if head != (record_name(files[-1]), file_sha256(files[-1])):
+        raise ExportError(f"level refused: {db_path} is not level with {out}'s last file {record_name(files[-1])} "
+                          f"(it was last level with {head[0] if head else 'no file'}): bring it level first "
+                          "(export rebuild --resume)")
+    check_nothing_unexported(source.conn, files[-1], f"level refused: {db_path}")
+
+
+def _select(conn, articles: set[int], recent: str, since: str) -> None:
+    """Fill the temporary tables of ids to keep."""
+    for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
+        conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
+    p = {"recent": recent, "since": since}
+    # Articles still revisited, or in the recent ledger: everything a revisit reads of them.
+    conn.execute("""INSERT OR IGNORE INTO keep_articles
+        SELECT id FROM src.articles WHERE first_seen_at >= :recent
+        UNION SELECT article_id FROM src.capture_queue WHERE state = 'pending' AND article_id IS NOT NULL
+        UNION SELECT article_id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :recent
+        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent""", p)
+    # Articles first captured in a month a release still reads: what their figures are made of.
+    conn.execute("""INSERT OR IGNORE INTO keep_figures
+        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_snapshots
+        SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
+         WHERE s.purpose = 'capture'
+        UNION SELECT s.id FROM src.snapshot_rows s JOIN keep_figures k ON k.id = s.article_id
+         WHERE s.purpose = 'capture'
+        UNION SELECT (SELECT s.id FROM src.snapshot_rows s WHERE s.article_id = k.id
+                       ORDER BY s.captured_at DESC, s.id DESC LIMIT 1) FROM keep_articles k
+        UNION SELECT id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT c.snapshot_before FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT c.snapshot_after FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :recent
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
+          WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
+                                          OR s.article_id IN (SELECT id FROM keep_figures))
+        UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
+            SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
+               AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
+    conn.execute("""INSERT OR IGNORE INTO keep_submissions
+        SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
+        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_checks
+        SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
+            SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
+             WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
+    # Listings: the figures' months, the latest of each source (an export's base), each article's first.
+    conn.execute("""INSERT OR IGNORE INTO keep_listings
+        SELECT id FROM src.listings WHERE fetched_at >= :since
+        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url
+        UNION SELECT MIN(i.listing_id) FROM src.listing_items i JOIN src.listing_entry_values v ON v.id = i.value_id
+          WHERE v.url_key IN (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
+                              UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k
+                              ON k.id = u.article_id)
+          GROUP BY v.url_key""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_listings
+        SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
+         WHERE l.entries_of IS NOT NULL""")
+    conn.execute("""INSERT OR IGNORE INTO keep_requests
+        SELECT id FROM src.requests WHERE started_at >= :since
+        UNION SELECT l.request_id FROM src.listings l JOIN keep_listings k ON k.id = l.id
+         WHERE l.request_id IS NOT NULL
+        UNION SELECT a.request_id FROM src.archive_submissions a JOIN keep_submissions k ON k.id = a.id
+         WHERE a.request_id IS NOT NULL""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_runs
+        SELECT id FROM src.runs WHERE started_at >= :since
+        UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
+    for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
+                        ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
+        storage = schema.VIEW_ROWS.get(table, table)
+        conn.execute(f"INSERT OR IGNORE INTO keep_{keep} SELECT MAX(id) FROM src.{storage} "
+                     f"WHERE id IS NOT NULL")  # the boundary row an export continues from
+    conn.execute("DELETE FROM keep_snapshots WHERE id IS NULL")
+
+
+# Appended tables kept by rule: table -> the WHERE clause over the source's rows.
+_RULES = {
+    "runs": "id IN (SELECT id FROM keep_runs)",
+    "request_intents": "intended_at >= :since",
+    "requests": "id IN (SELECT id FROM keep_requests)",
+    "listings": "id IN (SELECT id FROM keep_listings)",
+    "checks": "id IN (SELECT id FROM keep_checks)",
+    "archive_submissions": "id IN (SELECT id FROM keep_submissions)",
+    "comparisons": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
+    "capture_attempts": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
+}
+
+
+def _copy(conn, recent: str, since: str) -> None:
+    """Copy the kept rows of every record table into the new database, ids unchanged."""
+    params = {"recent": recent, "since": since}
+    for table in record_tables(conn):
+        if table in schema.VIEW_ROWS:
+            continue
+        cols = ", ".join(f'"{c}"' for c in columns(conn, table))
+        if table in _RULES:
+            last = f" OR id = (SELECT MAX(id) FROM src.{table})"
+            where = f" WHERE {_RULES[table]}{last}"
+        else:
+            where = ""  # a state table, one of WHOLE, or a table no rule names yet: kept whole
+        conn.execute(f'INSERT INTO main."{table}" ({cols}) SELECT {cols} FROM src."{table}"{where}', params)
+    # Views: their storage rows, ids unchanged (the search index is the full database's).
+    conn.execute("INSERT INTO main.listing_items SELECT * FROM src.listing_items "
+                 "WHERE listing_id IN (SELECT id FROM keep_listings)")
+    conn.execute("INSERT INTO main.listing_entry_values SELECT * FROM src.listing_entry_values "
+                 "WHERE id IN (SELECT value_id FROM main.listing_items)")
+    conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
+                 "WHERE id IN (SELECT id FROM keep_snapshots)")
+    conn.execute("INSERT INTO main.snapshot_texts SELECT * FROM src.snapshot_texts "
+                 "WHERE id IN (SELECT text_id FROM main.snapshot_rows)")
+
+
+def _count(conn, db: str, table: str) -> int:
+    return conn.execute(f'SELECT COUNT(*) FROM {db}."{table}"').fetchone()[0]
+
+
+def _files(path: Path) -> list[Path]:
+    return [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in _files(path) if p.exists())
