@@ -9,7 +9,9 @@
 # the database is rebuilt from the whole record. A record folder checked out sparsely (its newest
 # days: record_repository.sh) is checked out whole first when the copy is older than those days. A record folder that continues last year's
 # record repository (CONTINUES.json) cannot be rebuilt alone: the job then stops, asking for the
-# rebuild-database workflow, which reads every year's repository.
+# rebuild-database workflow, which reads every year's repository. Level with the record, the database
+# is then replaced by the bounded working database (`export level`: what the jobs read; everything
+# left out is in the record, and `export rebuild` makes the full database for browsing).
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
@@ -20,14 +22,14 @@ source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout 
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-    exit 0
+    exec "$python" -m collector export level --out "$record" --db "$db"
   fi
   # A sparse checkout holds the newest days only: a cache older than them needs the rest.
   if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
     echo "checking out the whole record folder: the cached database is older than its newest days" >&2
     git -C "$record" sparse-checkout disable
     if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-      exit 0
+      exec "$python" -m collector export level --out "$record" --db "$db"
     fi
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
@@ -42,3 +44,4 @@ repository: run the rebuild-database workflow (it reads every year's) and then t
   exit 1
 fi
 "$python" -m collector export rebuild --out "$record" --db "$db"
+"$python" -m collector export level --out "$record" --db "$db"
