@@ -28,9 +28,9 @@ Nothing is deleted: the rows are copied into a new file, and the file
 replaces the old one only when complete. Levelling refuses, leaving the
 database as it was, unless every row it would leave out is already in the
 record: the database must be level with the folder's last export file (its
-head names that file, by SHA-256), hold no row after that file's last ids
-and no state that differs from the record's, and the files present must
-chain. The working database's search index holds only what is added after
+head names that file, by SHA-256; the resume or rebuild that brought it
+level checked the chain up to it), hold no row after that file's last ids
+and no state that differs from the record's. The working database's search index holds only what is added after
 levelling: search is the full database's.
 """
 
@@ -49,7 +49,7 @@ from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
 from collector.record import schema, shadows
 from collector.record.fileformat import ExportError, file_sha256
-from collector.record.folder import batches, record_name, verify
+from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
@@ -143,16 +143,15 @@ def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
     """Raise unless every row of the database is in the record folder's chained files."""
     if getattr(source, "tampering", None):
         raise ExportError(f"level refused: {db_path} was tampered with ({'; '.join(source.tampering)})")
-    files = batches(out, tail=True)
-    if not files:
+    last = last_batch(out)  # found without listing the folder: the check costs the same whatever its age
+    if last is None:
         raise ExportError(f"level refused: {out} holds no export file, so nothing left out would be kept")
-    verify(out, tail=True)
     head = shadows.head(source.conn)
-    if head != (record_name(files[-1]), file_sha256(files[-1])):
-        raise ExportError(f"level refused: {db_path} is not level with {out}'s last file {record_name(files[-1])} "
+    if head != (record_name(last), file_sha256(last)):
+        raise ExportError(f"level refused: {db_path} is not level with {out}'s last file {record_name(last)} "
                           f"(it was last level with {head[0] if head else 'no file'}): bring it level first "
-                          "(export rebuild --resume)")
-    check_nothing_unexported(source.conn, files[-1], f"level refused: {db_path}")
+                          "(export rebuild --resume, which checks the chain up to that file)")
+    check_nothing_unexported(source.conn, last, f"level refused: {db_path}")
 
 
 def _select(conn, articles: set[int], recent: str, since: str) -> None:
