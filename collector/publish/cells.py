@@ -88,7 +88,14 @@ def _add(block: Block, outlet: str, period: str, measure: str, amount: int = 1) 
 
 
 def _articles(store: Store, block: Block, case: str) -> None:
-    """Add captured and archived articles and their capture delays, by week of first capture."""
+    """Add captured and archived articles and their capture delays, by week of first capture.
+
+    An article's first listing is read from the listing_entries view's storage tables: the view
+    (migration 10) is materialised whole for each article otherwise, a second for every article
+    at a month of hourly feeds. A listing answered 304 repeats the entries of an earlier listing
+    (entries_of) and is fetched after it, so the first listing of an address is always one whose
+    entries are stored.
+    """
     low, high = julian_day(block.month.start), julian_day(block.month.end)
     cutoffs = [julian_day(w.cutoff) for w in block.weeks]
     rows = store.query(f"""
@@ -97,9 +104,9 @@ def _articles(store: Store, block: Block, case: str) -> None:
                    JOIN snapshots s2 ON s2.id = x.snapshot_id
                   WHERE s2.article_id = f.id AND x.status = 'success' AND x.timestamp IS NOT NULL
                ) AS archived_at, (
-                 SELECT MIN(julianday(l.fetched_at)) FROM listing_entries e
-                   JOIN listings l ON l.id = e.listing_id
-                  WHERE e.url_key IN (SELECT f.url_key UNION
+                 SELECT MIN(julianday(l.fetched_at)) FROM listing_entry_values v
+                   JOIN listing_items i ON i.value_id = v.id JOIN listings l ON l.id = i.listing_id
+                  WHERE v.url_key IN (SELECT f.url_key UNION
                                       SELECT u.url_key FROM article_urls u WHERE u.article_id = f.id)
                ) AS listed_at, j
           FROM (SELECT a.id AS id, a.outlet_id AS outlet_id, a.url_key AS url_key,
