@@ -115,7 +115,8 @@ def rebuild_command(out_dirs, db, resume, lock_wait):
 @click.option("--db", default="data/takedownwatch.db", show_default=True, help="Working database to level.")
 @click.option("--published", default="data/published", show_default=True,
               help="The published history: rows of periods it already holds need not be kept.")
-@click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
+@click.option("--now", default=None, help="ISO-8601 instant the recent ledger is counted back from "
+                                          "(default: when the database's last run started).")
 @lock_option
 def level_command(out_dir, db, published, now, lock_wait):
     """Replace the working database by one holding only what the jobs read.
@@ -134,7 +135,7 @@ def level_command(out_dir, db, published, now, lock_wait):
 
     try:
         with exclusive(db, "export level", lock_wait):
-            done = level(db, out_dir, make_clock(now).now(), History.open(published))
+            done = level(db, out_dir, make_clock(now).now() if now else None, History.open(published))
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -43,7 +43,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from collector import settings
-from collector.clock import iso
+from collector.clock import Clock, iso, parse_instant
 from collector.collect.revisits import pending_articles
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
@@ -71,7 +71,7 @@ class Levelled:
     seconds: float = 0.0
 
 
-def level(db_path: str | Path, out_dir: str | Path, now: datetime, history=None,
+def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
           new_path: str | Path | None = None) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
@@ -80,7 +80,9 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime, history=None,
     (publish/history.py; None: nothing published yet, every row a release
     could read is kept). Writes new_path, or replaces db_path when None.
     Raises ExportError, having changed nothing, when the database holds a row
-    the record does not.
+    the record does not. With now None, "now" is when the database's last
+    run started: the record's own clock, so a cache restored late, or a
+    replay of another time, keeps its recent ledger whatever the runner's clock.
     """
     started = time.monotonic()
     db_path, target = Path(db_path), Path(new_path) if new_path else None
@@ -90,6 +92,8 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime, history=None,
     source = Store(db_path)
     try:
         _check_in_record(source, Path(out_dir), db_path)
+        if now is None:
+            now = _last_run(source) or Clock().now()
         articles = pending_articles(source.conn)
         published_from = unpublished_from(source, history) if history is not None else None
         floor = first_event(source)
@@ -152,6 +156,15 @@ def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
                           f"(it was last level with {head[0] if head else 'no file'}): bring it level first "
                           "(export rebuild --resume, which checks the chain up to that file)")
     check_nothing_unexported(source.conn, last, f"level refused: {db_path}")
+
+
+def _last_run(source: Store) -> datetime | None:
+    """Return when the database's last run started, or None (no run, or a start that is not an instant)."""
+    row = source.one("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
+    try:
+        return parse_instant(row[0]) if row and row[0] else None
+    except ValueError:
+        return None
 
 
 def _select(conn, articles: set[int], recent: str, since: str) -> None:

@@ -187,3 +187,14 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
         assert outcome.periods and outcome.audit.passed
         outcomes.append(json.dumps([outcome.published, outcome.decisions], sort_keys=True, ensure_ascii=False))
     assert outcomes[0] == outcomes[1]
+
+
+def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(record, tmp_path):
+    _host, full, folder, _ids = record
+    result = CliRunner().invoke(cli, ["export", "level", "--db", str(full), "--out", str(folder),
+                                      "--published", str(tmp_path / "published")])
+    assert result.exit_code == 0 and "levelled" in result.output, result.output
+    store = Store(full)
+    last = store.one("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")[0]
+    recent = store.one("SELECT recent_from FROM export_level")[0]
+    assert last.startswith("2027-02-06") and recent.startswith("2027-01-23")  # 14 days before, not the wall clock's
