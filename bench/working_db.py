@@ -7,15 +7,19 @@ No network. Each simulated hour writes the rows of one collect job and one archi
 bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses,
 titles, text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS, each finding the
 page, so no article waits on a retry or a follow-up the simulation does not make) and exports them
-to a record folder. Once a simulated day, as the pages job does, the periods closed by then are
-published (collector.publish.release.release, into a scratch published history), and the working
-database is levelled (collector.collect.level.level, which .github/scripts/level_database.sh runs
-in every job): levelled once a day rather than every hour, it holds up to a day more than a job's.
+to a record folder, once a simulated day. On days 30, 100, 365 and 730 (and the last), as the
+pages job does, the periods closed by then are published (collector.publish.release.release, into
+a scratch published history), and the working database is levelled
+(collector.collect.level.level, which .github/scripts/level_database.sh runs in every job).
+Levelling keeps rows by rules that only move forward in time (an article leaves its revisit window
+for good, the recent ledger and the unpublished months only advance), so levelling on those days
+alone leaves the rows levelling every hour would; between them the simulated database grows whole.
 
-On days 30, 100, 365 and 730 it reports the working database's size after levelling, and a job's
-restore and level: the database as saved an hour earlier (the cache the day's last job restores),
+On those days it reports a job's restore and level: the database as a job of the day's last
+hour restores it (levelled and saved by the job before),
 brought level with the record (`export rebuild --resume`: that hour's two export files) and
-levelled, timed. The cache's download is not in the figure (it depends on the runner's link).
+levelled, timed, and the size of the working database the job then works on and saves. The
+cache's download is not in the figure (it depends on the runner's link).
 Sizes and times are scaled linearly from the simulated outlets to the outlets reported: every
 outlet's rows are independent; what each job costs whatever the outlets (its run's rows) is
 scaled with them, so the sizes overstate it. The time a level costs whatever the outlets (timed
@@ -87,6 +91,8 @@ def main() -> None:
     parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
     parser.add_argument("--entries", type=int, default=100, help="entries per listing")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--level-on", type=int, nargs="*", default=[],
+                        help="days to publish and level on besides 30, 100, 365 and 730 (and the last)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
@@ -112,38 +118,39 @@ def main() -> None:
     store.close()
     fixed = level(db, record, growth.START, History.open(published)).seconds
     store = reopen(sim, db)
-    rows, peak, level_max = [], (0, 0), 0.0
+    rows, level_max = [], 0.0
+    checkpoints = sorted({d for d in (*CHECKPOINTS, *args.level_on) if d <= args.days} | {args.days})
     for day in range(args.days):
-        measured = day + 1 in CHECKPOINTS or day + 1 == args.days
+        measured = day + 1 in checkpoints
         for hour in range(24):
             h = day * 24 + hour
             if measured and hour == 23:
+                # The job before: it publishes what has closed and levels (the pages job, level_database.sh) ...
+                now = growth.START + timedelta(hours=h)
+                export.export_new(store, record, now=now)
+                release(store, now, History.open(published, published))
+                store.close()
+                done = level(db, record, now, History.open(published))
+                level_max = max(level_max, done.seconds)
+                store = reopen(sim, db)
                 store.checkpoint()
-                shutil.copyfile(db, saved)  # the cache the day's last job restores
+                shutil.copyfile(db, saved)  # ... and saves the cache the hour's job restores
             sim.hour(h)
-            export.export_new(store, record, now=growth.START + timedelta(hours=h, minutes=10))
+            if measured and hour == 23:  # that job's own export, and the archive job's after it
+                export.export_new(store, record, now=growth.START + timedelta(hours=h, minutes=10))
             sim.archive_hour(h)
-            export.export_new(store, record, now=growth.START + timedelta(hours=h, minutes=30))
-        now = growth.START + timedelta(days=day + 1)
-        release(store, now, History.open(published, published))  # the pages job, once a day
-        store.close()
-        done = level(db, record, now, History.open(published))
-        level_max = max(level_max, done.seconds)
-        store = reopen(sim, db)
-        peak = max(peak, (done.bytes_after, day + 1))
-        if measured:
-            t = time.monotonic()
-            files, _ = resume(record, saved)
-            job = level(saved, record, now, History.open(published))
-            seconds = time.monotonic() - t
-            rows.append((day + 1, done.bytes_after, files, seconds, job.seconds, largest_tables(db)))
-            saved.unlink()
-            print(f"  day {day + 1:>3}: working database {done.bytes_after / MIB:,.1f} MiB simulated "
-                  f"({done.bytes_before / MIB:,.1f} MiB after the day's jobs, before levelling); a job's "
-                  f"resume + level {seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
-        elif (day + 1) % 30 == 0:
-            print(f"  day {day + 1:>3}: {done.bytes_after / MIB:,.1f} MiB ({time.monotonic() - started:,.0f} s)",
-                  flush=True)
+        export.export_new(store, record, now=growth.START + timedelta(hours=day * 24 + 23, minutes=30))
+        if not measured:
+            continue
+        t = time.monotonic()
+        files, _ = resume(record, saved)
+        job = level(saved, record, growth.START + timedelta(days=day + 1), History.open(published))
+        seconds = time.monotonic() - t
+        rows.append((day + 1, job.bytes_after, files, seconds, job.seconds, largest_tables(saved)))
+        saved.unlink()
+        print(f"  day {day + 1:>3}: working database {job.bytes_after / MIB:,.1f} MiB simulated "
+              f"({done.bytes_before / MIB:,.1f} MiB before the day's first levelling); a job's resume + level "
+              f"{seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
     store.close()
     k = args.simulate
 
@@ -159,7 +166,7 @@ def main() -> None:
             fits = "under" if size * scale < TARGET else "OVER"
             print(f"  {day:>4}  {size * scale / GIB:6.2f} GiB ({fits} 2 GB)  {scaled(seconds, scale):6.1f} s "
                   f"({scaled(level_seconds, scale):.1f} s; {files} export files resumed)")
-        print(f"  largest on any day: {peak[0] * scale / GIB:.2f} GiB (day {peak[1]}); slowest daily level "
+        print(f"  slowest first levelling of a day (the simulated database grown whole since the last): "
               f"{scaled(level_max, scale):.1f} s")
         print()
     day, _size, _files, _s, _l, tables = rows[-1]
