@@ -16,7 +16,8 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   revisit compares with), every check, comparison and capture attempt, and
   the archive submissions of every snapshot kept;
 * the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs,
-  listings, snapshots, checks and submissions of those days;
+  listings, snapshots, checks and submissions of those days, and every article
+  with a comparison still retried (settings.COMPARISON_RETRY_DAYS);
 * what a release still computes figures from (publish/release.py,
   unpublished_from): every request and listing from the first month with a
   period not yet in the published history, the capture snapshots of the
@@ -179,7 +180,10 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
         UNION SELECT article_id FROM src.capture_queue WHERE state = 'pending' AND article_id IS NOT NULL
         UNION SELECT article_id FROM src.checks WHERE performed_at >= :recent
         UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :recent
-        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent""", p)
+        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
+           AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
+        days=settings.COMPARISON_RETRY_DAYS))})
     # Articles first captured in a month a release still reads: what their figures are made of.
     conn.execute("""INSERT OR IGNORE INTO keep_figures
         SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since""", p)
