@@ -111,7 +111,7 @@ def main() -> None:
                               per_kind)
     print(f"simulating {args.days} days x 24 hourly collect + archive jobs, {args.simulate} outlet(s), "
           f"{args.per_day} new articles a day each, {args.sources} sources x {args.entries} entries, revisits on; "
-          f"published and levelled daily; work folder {work}", flush=True)
+          f"published and levelled on the days reported; work folder {work}", flush=True)
     # What a job's resume and level cost whatever the outlets (opening, the schema, the queries' set-up):
     # timed on the database of no observation yet, and not scaled.
     export.export_new(store, record, now=growth.START)
