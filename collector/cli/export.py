@@ -117,8 +117,11 @@ def rebuild_command(out_dirs, db, resume, lock_wait):
               help="The published history: rows of periods it already holds need not be kept.")
 @click.option("--now", default=None, help="ISO-8601 instant the recent ledger is counted back from "
                                           "(default: when the database's last run started).")
+@click.option("--unless-within", "within", type=float, default=0.0, show_default=True,
+              help="Hours: leave a database levelled less long ago than this as it is (a level copies "
+                   "the whole working database; once a day is enough, the rest of the day's rows wait).")
 @lock_option
-def level_command(out_dir, db, published, now, lock_wait):
+def level_command(out_dir, db, published, now, within, lock_wait):
     """Replace the working database by one holding only what the jobs read.
 
     The database must be level with the record (export rebuild, or rebuild
@@ -130,12 +133,18 @@ def level_command(out_dir, db, published, now, lock_wait):
     Example:
         python -m collector export level --out data/record --db data/takedownwatch.db
     """
-    from collector.collect.level import level
+    from collector.collect.level import due, level
     from collector.publish.history import History
 
+    when = make_clock(now).now() if now else None
     try:
         with exclusive(db, "export level", lock_wait):
-            done = level(db, out_dir, make_clock(now).now() if now else None, History.open(published))
+            if within:
+                wanted, last = due(db, when, within)
+                if not wanted:
+                    click.echo(f"{db} was levelled at {last}, less than {within:g} hours ago: left as it is")
+                    return
+            done = level(db, out_dir, when, History.open(published))
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -159,6 +159,17 @@ def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
     check_nothing_unexported(source.conn, last, f"level refused: {db_path}")
 
 
+def due(db_path: str | Path, now: datetime | None, hours: float) -> tuple[bool, str | None]:
+    """Return (whether levelling is due, when the database was last levelled): not within `hours` of now."""
+    store = Store(db_path)
+    try:
+        last = shadows.levelled_at(store.conn)
+        now = now or _last_run(store) or Clock().now()
+    finally:
+        store.close()
+    return last is None or parse_instant(last) <= now - timedelta(hours=hours), last
+
+
 def _last_run(source: Store) -> datetime | None:
     """Return when the database's last run started, or None (no run, or a start that is not an instant)."""
     row = source.one("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")

@@ -111,7 +111,17 @@ LEVEL_TABLE = "export_level"  # bookkeeping (never exported): what levelling lef
 
 def level_floor(conn: sqlite3.Connection) -> float | None:
     """Return the Julian day of the whole record's first observation, when this database was levelled."""
+    row = _level_row(conn, "first_event")
+    return None if row is None else row[0]
+
+
+def levelled_at(conn: sqlite3.Connection) -> str | None:
+    """Return the instant (the record's clock) this database was last levelled at, or None."""
+    row = _level_row(conn, "levelled_at")
+    return None if row is None else row[0]
+
+
+def _level_row(conn: sqlite3.Connection, column: str):
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LEVEL_TABLE,)).fetchone():
         return None
-    row = conn.execute(f"SELECT first_event FROM {LEVEL_TABLE} WHERE id = 1").fetchone()
-    return None if row is None else row[0]
+    return conn.execute(f"SELECT {column} FROM {LEVEL_TABLE} WHERE id = 1").fetchone()

@@ -199,3 +199,15 @@ def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(rec
     recent = store.one("SELECT recent_from FROM export_level")[0]
     # settings.WORKING_LEDGER_DAYS (2) before it, not before the wall clock's now
     assert last.startswith("2027-02-06") and recent.startswith("2027-02-04")
+
+
+def test_a_database_levelled_lately_is_left_as_it_is(record, tmp_path):
+    _host, full, folder, _ids = record
+    args = ["export", "level", "--db", str(full), "--out", str(folder), "--published", str(tmp_path / "published")]
+    first = CliRunner().invoke(cli, [*args, "--unless-within", "20"])
+    assert first.exit_code == 0 and "levelled" in first.output, first.output  # never levelled: due
+    before = digest(full)
+    again = CliRunner().invoke(cli, [*args, "--unless-within", "20"])
+    assert again.exit_code == 0 and "left as it is" in again.output and digest(full) == before, again.output
+    later = CliRunner().invoke(cli, [*args, "--unless-within", "20", "--now", "2027-02-07T08:00:00Z"])
+    assert later.exit_code == 0 and "left as it is" not in later.output, later.output  # 26 hours after its last run
