@@ -57,6 +57,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/working_db.py
 	-$(PY) bench/shards.py
 	-$(PY) bench/disclosure.py
+	-$(PY) bench/capture_delay.py
 
 ## The whole pipeline against loopback replicas of real outlets, no internet needed.
 demo: install

@@ -11,9 +11,11 @@ sitemap), the sitemap and --pages small article pages. Printed per shard:
 - their ratio (target 1.02 or better) and the smallest gap any one host saw
   (never under the interval).
 
-Then the shards' partition is checked (disjoint, every outlet in one), and
-the time to merge the shards' records into one database is reported once
-record streams exist (issue 20, item 2: not built yet, so not measured).
+Then the shards' partition is checked (disjoint, every outlet in one); each
+shard's database exports its record stream (streams/bench-KofN), and the
+streams are merged into one database as `export rebuild` merges them: the
+export and merge times and the merged database's size are printed (target:
+merge under a minute).
 
 Run: python bench/shards.py [--hosts 400] [--shards 10] [--pages 6] [--interval 1.0]
 """
@@ -92,7 +94,7 @@ def main() -> None:
             [sys.executable, "-m", "collector", "run", "--db", str(work / f"shard{k}.db"),
              "--warc-dir", str(work / f"warc{k}"), "--outlets", str(work / "outlets.toml"),
              "--now", NOW.isoformat(), "--vantage", "bench", "--min-interval", str(args.interval),
-             "--shard", f"{k}/{args.shards}"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+             "--shard", f"{k}/{args.shards}", "--stream", f"bench-{k}of{args.shards}"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     for proc in shards:
         _, err = proc.communicate()
         if proc.returncode:
@@ -118,8 +120,29 @@ def main() -> None:
         worst = max(worst, ratio)
         print(f"{k:>5} {len(mine):>7} {busiest:>7} {span:>8.2f} {bound:>8.2f} {ratio:>7.4f} {min(gaps):>9.3f}")
     print(f"worst shard ratio {worst:.4f} (target 1.02): {'met' if worst <= 1.02 else 'MISSED'}")
-    print("merge of the shards' records into one database: not measured, record streams (issue 20 item 2) "
-          "are not built yet")
+    merged_figures(work, args.shards)
+
+
+def merged_figures(work: Path, shards: int) -> None:
+    """Export every shard's stream, merge them into one database, print the times and the size."""
+    from collector.record.export import export_new
+    from collector.record.merge import rebuild_record
+    from collector.record.store import Store
+    from collector.record.streams import folder
+
+    began = time.monotonic()
+    for k in range(1, shards + 1):
+        store = Store(work / f"shard{k}.db")
+        export_new(store, folder(work / "record", f"bench-{k}of{shards}"), warc_dir=work / f"warc{k}", now=NOW)
+        store.close()
+    exported = time.monotonic() - began
+    began = time.monotonic()
+    counts = rebuild_record([work / "record"], work / "merged.db")
+    merged = time.monotonic() - began
+    size = (work / "merged.db").stat().st_size
+    print(f"{shards} streams exported in {exported:.1f} s; merged into one database in {merged:.1f} s "
+          f"(target under 60 s: {'met' if merged < 60 else 'MISSED'}), {size / 2**20:.1f} MiB, "
+          f"{counts.get('requests', 0)} requests, {counts.get('snapshots', 0)} snapshots")
 
 
 if __name__ == "__main__":

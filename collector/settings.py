@@ -112,6 +112,13 @@ GONE_MIN_SPAN_HOURS = 6
 # at 40 outlets (bench/record_years.py measures each period's repository).
 RECORD_REPOSITORY_MONTHS = 12  # months of record in one repository: 12, 6, 4, 3, 2 or 1 (a year's divisor)
 RECORD_REPOSITORY_SUFFIX = "-record-{period}"  # after the code repository's owner/name; YYYY, or YYYY-MM
+# One record from many writers: each (vantage, shard) job writes a record stream of its own (its own
+# folder, hash chain and id range: collector/record/streams.py), so no job waits for another.
+STREAM_ID_RANGE = 2 ** 40  # row ids per stream and table: at 10^6 rows a day, about 3,000 years
+# Ranges a stream's name is hashed to (the default stream has range 0): 2^22 ranges of 2^40 ids stay
+# under SQLite's largest rowid, 2^63 - 1. Two of s streams share one with probability about s^2 / 2^23
+# (20 streams: 5 in 100,000); the merge then refuses them, naming both, and one is renamed.
+STREAM_RANGES = 2 ** 22
 # The next period's record repository is made this many days before the period ends (UTC), so that
 # a missing permission shows before the first job of the period needs it.
 RECORD_PREPARE_DAYS = 14

@@ -79,8 +79,8 @@ def test_actionlint_finds_nothing(tmp_path):
 def test_actionlint_would_see_a_broken_workflow(tmp_path):
     broken = tmp_path / "broken.yml"
     broken.write_text((WORKFLOWS / "collect.yml").read_text(encoding="utf-8")
-                      .replace("${{ github.ref }}", "${{ github.refs }}")
-                      .replace("timeout-minutes: 50", "timeout-minutes: fifty"), encoding="utf-8")
+                      .replace("${{ github.ref }}", "${{ github.refs }}", 1)
+                      .replace("timeout-minutes: 18", "timeout-minutes: fifty"), encoding="utf-8")
     kinds = {(r["kind"], r["line"]) for r in actionlint(tmp_path, [broken])}
     assert len(kinds) == 2 and {k for k, _ in kinds} >= {"expression"}
 
@@ -165,14 +165,33 @@ def _minute(workflow: dict) -> str:
     return entry["cron"].split()[0]
 
 
-def test_collect_runs_hourly_at_an_odd_minute_never_cancelled():
+def _matrix(**env) -> list[dict]:
+    """Return the collect workflow's matrix jobs for the given repository variables."""
+    done = subprocess.run([sys.executable, str(SCRIPTS / "collect_matrix.py")], capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], **env}, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("matrix=") and done.stdout.count("\n") == 1
+    return json.loads(done.stdout[len("matrix="):])["include"]
+
+
+# The default stream's job: the record folder itself, the cache and the group one job always had.
+DEFAULT_STREAM = {"stream": "", "folder": ".", "cache": "record-db-", "group": "record"}
+
+
+def test_collect_runs_every_15_minutes_at_odd_minutes_never_cancelled():
     collect, archive = load(WORKFLOWS / "collect.yml"), load(WORKFLOWS / "archive.yml")
     assert "workflow_dispatch" in collect["on"]
-    minute = _minute(collect)
-    assert minute.isdigit() and int(minute) % 2 == 1 and collect["on"]["schedule"][0]["cron"].endswith("* * * *")
-    assert collect["concurrency"]["cancel-in-progress"] is False
-    # the archive job writes the record too: the same group, so the two never run at once
-    assert archive["concurrency"] == collect["concurrency"]
+    minutes = [int(m) for m in _minute(collect).split(",")]
+    # Odd minutes, off the round ones (the top of the hour and its quarters are GitHub's busiest).
+    assert all(m % 5 for m in minutes) and minutes == list(range(minutes[0], 60, 15)) and len(minutes) == 4
+    assert collect["on"]["schedule"][0]["cron"].endswith(" * * * *")
+    # No group for the whole workflow: that would serialise every writer; each stream has its own.
+    assert "concurrency" not in collect
+    job = collect["jobs"]["collect"]
+    assert job["concurrency"] == {"group": "${{ matrix.group }}", "cancel-in-progress": False}
+    # the archive job writes the default stream too: the default stream's group, so the two never run at once
+    assert archive["concurrency"]["group"] == DEFAULT_STREAM["group"]
+    assert archive["concurrency"]["cancel-in-progress"] is False
     assert re.search(r"python -m collector run .*--vantage", runs(collect))
     assert "commit_record.sh" in runs(collect) and "publish_warc.sh" in runs(collect)
     summary = [s for s in steps(collect) if "run_summary.py" in s.get("run", "")]
@@ -195,7 +214,8 @@ SECRETS = {
 
 def test_archive_has_its_own_schedule_and_alone_gets_the_keys():
     archive = load(WORKFLOWS / "archive.yml")
-    assert _minute(archive) != _minute(load(WORKFLOWS / "collect.yml")) and int(_minute(archive)) % 2 == 1
+    collecting = {int(m) for m in _minute(load(WORKFLOWS / "collect.yml")).split(",")}
+    assert int(_minute(archive)) not in collecting and int(_minute(archive)) % 2 == 1
     step = next(s for s in steps(archive) if "python -m collector archive" in s.get("run", ""))
     assert step["env"]["IA_ACCESS_KEY"] == "${{ secrets.IA_ACCESS_KEY }}"
     assert step["env"]["IA_SECRET_KEY"] == "${{ secrets.IA_SECRET_KEY }}"
@@ -648,14 +668,15 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         level = next(i for i, t in enumerate(text) if "level_database.sh" in t)
         checkout = next(i for i, t in enumerate(text) if "record_repository.sh checkout" in t)
         assert checkout < restore < level and "export rebuild" not in "\n".join(text)
-        assert listed[restore]["with"]["restore-keys"] == "record-db-"
+        cache = "${{ matrix.cache }}" if name == "collect.yml" else DEFAULT_STREAM["cache"]
+        assert listed[restore]["with"]["restore-keys"] == cache
         assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
         save = uses.index("actions/cache/save")
         push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)
         fold = next(i for i, t in enumerate(text) if "wal_checkpoint" in t)
         assert push < fold < save and "if" not in listed[save]  # skipped when any step before failed
         assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
-        assert listed[save]["with"]["key"].startswith("record-db-")
+        assert listed[save]["with"]["key"].startswith(cache)
         # The record goes to this period's record repository, named by the checkout.
         assert listed[push]["env"]["RECORD_REPOSITORY"] == "${{ steps.record.outputs.repository }}"
         assert listed[checkout]["id"] == "record"
@@ -682,16 +703,22 @@ def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     token = job["steps"][uses.index("actions/create-github-app-token")]["with"]
     assert token["permission-contents"] == "read"  # reads the record repositories, writes none
     save = job["steps"][uses.index("actions/cache/save")]
-    collect_save = next(s for s in steps(load(WORKFLOWS / "collect.yml"))
+    archive_save = next(s for s in steps(load(WORKFLOWS / "archive.yml"))
                         if s.get("uses", "").startswith("actions/cache/save@"))
-    assert save["with"] == collect_save["with"]  # where collect and archive look
+    assert save["with"] == archive_save["with"]  # where archive and the default stream's collect job look
+    assert save["with"]["key"].startswith(DEFAULT_STREAM["cache"])
 
 
 def test_jobs_holding_the_database_can_move_to_a_bigger_runner():
     """The working database outgrows a standard hosted runner's disk within months at full load."""
-    for name, job in (("collect.yml", "collect"), ("archive.yml", "archive"), ("rebuild-database.yml", "rebuild")):
-        runner = load(WORKFLOWS / name)["jobs"][job]["runs-on"]
-        assert runner == "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}", name
+    variable = "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}"
+    for name, job in (("archive.yml", "archive"), ("rebuild-database.yml", "rebuild")):
+        assert load(WORKFLOWS / name)["jobs"][job]["runs-on"] == variable, name
+    # collect's hosted vantage runs where the matrix says: the same variable, through the plan job.
+    collect = load(WORKFLOWS / "collect.yml")
+    assert collect["jobs"]["collect"]["runs-on"] == "${{ matrix.runs-on }}"
+    assert collect["jobs"]["plan"]["steps"][-1]["env"]["RUNNER"] == variable
+    assert {j["runs-on"] for j in _matrix(RUNNER="big-runner", SHARDS="2")} == {"big-runner"}
 
 
 # -- the record is never public ------------------------------------------------------------------
@@ -741,7 +768,7 @@ def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
     workflow = load(WORKFLOWS / "rollover.yml")
     prepare, roll = [entry["cron"] for entry in workflow["on"]["schedule"]]
     assert "workflow_dispatch" in workflow["on"]
-    assert workflow["concurrency"] == load(WORKFLOWS / "collect.yml")["concurrency"]
+    assert workflow["concurrency"] == load(WORKFLOWS / "archive.yml")["concurrency"]  # the default stream's
     # Daily in the last days of each period, then every 6 hours in the first three of the next.
     starts = set(range(1, 13, settings.RECORD_REPOSITORY_MONTHS))
     assert _months_of(roll) == starts and roll.split()[:3] == ["29", "*/6", "1-3"]
@@ -774,3 +801,54 @@ def test_the_collection_ends_by_a_deadline_comfortably_inside_the_jobs_timeout()
     step = next(s for s in job["steps"] if "python -m collector run" in s.get("run", ""))
     assert '--deadline "$DEADLINE"' in step["run"] and '--warc-store "$WARC_STORE"' in step["run"]
     assert step["env"]["GH_TOKEN"] == "${{ github.token }}"
+
+
+def test_collect_runs_one_job_per_vantage_and_shard_each_writing_its_own_stream():
+    workflow = load(WORKFLOWS / "collect.yml")
+    job = workflow["jobs"]["collect"]
+    assert job["needs"] == "plan" and job["strategy"]["fail-fast"] is False
+    assert job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    plan = workflow["jobs"]["plan"]
+    assert plan["permissions"] == {} and plan["steps"][-1]["env"]["SHARDS"] == "${{ vars.TAKEDOWNWATCH_SHARDS }}"
+    assert plan["steps"][-1]["env"]["BD_RUNNER"] == "${{ vars.TAKEDOWNWATCH_BD_RUNNER }}"
+    # Unset variables: one job, the default stream, exactly as the one hourly job was.
+    (only,) = _matrix()
+    assert {k: only[k] for k in DEFAULT_STREAM} == DEFAULT_STREAM
+    assert (only["shard"], only["slot"], only["runs-on"], only["first"]) == ("1/1", "1/1", "ubuntu-24.04", True)
+    # N shards from the hosted runner and the same N from the runner in Bangladesh: 2N streams, each
+    # its own folder, cache and group; the vantages take turns at each site.
+    jobs = _matrix(SHARDS="3", BD_RUNNER="dhaka-1")
+    assert [(j["vantage"], j["shard"]) for j in jobs] == [(v, f"{k}/3") for v in ("hosted", "bd") for k in (1, 2, 3)]
+    for key in ("stream", "folder", "cache", "group"):
+        assert len({j[key] for j in jobs}) == 6, key
+    assert {j["folder"] for j in jobs} == {f"streams/{j['stream']}" for j in jobs}
+    assert all(j["cache"].startswith("record-stream-") for j in jobs)  # never a prefix of record-db-
+    assert {j["slot"] for j in jobs if j["vantage"] == "bd"} == {"2/2"}
+    assert {tuple(j["runs-on"]) for j in jobs if j["vantage"] == "bd"} == {("self-hosted", "dhaka-1")}
+    assert sum(j["first"] for j in jobs) == 1
+    bad = subprocess.run([sys.executable, str(SCRIPTS / "collect_matrix.py")], capture_output=True, text=True,
+                         env={"PATH": os.environ["PATH"], "SHARDS": "four"}, timeout=30)
+    assert bad.returncode == 1 and "TAKEDOWNWATCH_SHARDS" in bad.stderr
+    # Every step that reads or writes the record works on the job's stream.
+    text = {s.get("name", ""): s for s in job["steps"]}
+    assert job["env"]["STREAM_DIR"] == "data/record/${{ matrix.folder }}"
+    run = next(s for s in job["steps"] if "python -m collector run" in s.get("run", ""))
+    assert '--shard "$SHARD"' in run["run"] and '--vantage-slot "$SLOT"' in run["run"]
+    assert '${STREAM:+--stream "$STREAM"}' in run["run"]
+    for needle in ("level_database.sh", "export new", "export sign", "export timestamp"):
+        step = next(s for s in job["steps"] if needle in s.get("run", ""))
+        assert '"$STREAM_DIR"' in step["run"], needle
+    push = next(s for s in job["steps"] if "commit_record.sh" in s.get("run", ""))
+    assert push["env"]["RECORD"] == "${{ env.STREAM_DIR }}"
+    for needle in ("record_repository.sh checkout", "record_repository.sh seed"):
+        step = next(s for s in job["steps"] if needle in s.get("run", ""))
+        assert step["env"]["RECORD_STREAM"] == "${{ matrix.stream }}", needle
+    assert text["Package yesterday's WARC files as a signed WACZ"]["if"] == "matrix.first"
+
+
+def test_the_deadline_bounds_each_run_inside_its_15_minute_slot():
+    job = load(WORKFLOWS / "collect.yml")["jobs"]["collect"]
+    minutes = int(re.search(r"date -u -d '\+(\d+) minutes'", job["steps"][0]["run"]).group(1))
+    slot = 15
+    assert minutes <= slot - 5  # set-up before, export/push/save after: a run normally ends in its slot
+    assert job["timeout-minutes"] <= slot + 5  # and a stuck one is stopped early in the next

@@ -7,7 +7,9 @@
 #   RECORD_REPOSITORY=owner/name-record-2027 bash .github/scripts/commit_record.sh "record: collection run 123"
 #
 # RECORD (default data/record) is the record folder: a clone of this year's record repository
-# (record_repository.sh checkout), or a folder inside one. RECORD_REPOSITORY names the repository
+# (record_repository.sh checkout), or a folder inside one (a collect job's stream, streams/NAME): only
+# that folder is committed, so jobs of other streams pushing meanwhile never conflict with it. The
+# script works from the clone's top, since a rebase may remove and remake a folder new in this commit. RECORD_REPOSITORY names the repository
 # pushed to (default: origin's, when it is on GitHub); RECORD_BRANCH the branch (default: the one
 # checked out).
 set -euo pipefail
@@ -16,7 +18,8 @@ record=${RECORD:-data/record}
 python=${PYTHON:-python}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/git_token.sh"  # GITHUB_TOKEN: the token that may push to the record repository
-cd "$record"
+inside=$(git -C "$record" rev-parse --show-prefix)  # '' for the clone itself, else e.g. streams/NAME/
+cd "$(git -C "$record" rev-parse --show-toplevel)"
 origin=$(git remote get-url origin)
 if [[ -z "${RECORD_REPOSITORY:-}" && "$origin" =~ github\.com[:/]([^/]+/[^/]+)$ ]]; then
   RECORD_REPOSITORY=${BASH_REMATCH[1]%.git}
@@ -25,7 +28,7 @@ bash "$here/require_private.sh" "${RECORD_REPOSITORY:?RECORD_REPOSITORY is not s
 branch=${RECORD_BRANCH:-$(git symbolic-ref --short HEAD)}
 git config user.name "takedownwatch[bot]"
 git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
-git add --sparse -A -- .  # a sparse checkout's new files too (today's folder may lie outside it)
+git add --sparse -A -- "./$inside"  # a sparse checkout's new files too (today's folder may lie outside it)
 if git diff --quiet --cached; then
   echo "record unchanged: nothing to commit"
   exit 0
@@ -39,7 +42,7 @@ for attempt in 1 2 3 4 5; do
   echo "push refused (attempt $attempt): rebasing onto origin/$branch" >&2
   git pull --quiet --rebase origin "$branch"
   tail=(); [[ "$(git config --get core.sparseCheckout || true)" == true ]] && tail=(--tail)  # newest days only
-  "$python" -m collector export verify --chain-only --out . "${tail[@]}"
+  "$python" -m collector export verify --chain-only --out "./$inside" "${tail[@]}"
   sleep $((attempt * 3))
 done
 echo "could not push the record after 5 attempts" >&2

@@ -45,5 +45,6 @@ if [[ -f "$record/CONTINUES.json" ]]; then
 repository: run the rebuild-database workflow (it reads every year's) and then this job again" >&2
   exit 1
 fi
-"$python" -m collector export rebuild --out "$record" --db "$db"
+# The folder's own stream only: the default stream's folder also holds the other streams' (streams/).
+"$python" -m collector export rebuild --out "$record" --db "$db" --stream .
 "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"

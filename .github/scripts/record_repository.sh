@@ -20,7 +20,9 @@
 # commit carries both. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), RECORD_FIRST_PERIOD,
 # RECORD_MONTHS (default the setting), RECORD_PREVIOUS (the repository before, when the period length
 # changed), RECORD_DAYS (newest days checked out, default 2), NOW (default the clock), RECORD_URL_BASE
-# (default https://github.com), PYTHON.
+# (default https://github.com), PYTHON, RECORD_STREAM (a collect job's record stream: checkout and seed
+# then work on DEST/streams/RECORD_STREAM, that stream's folder, which the period before may lack: a
+# stream that starts in this period starts from nothing).
 set -euo pipefail
 command=${1:?usage: record_repository.sh prepare | checkout DEST | seed DEST | history PARENT}
 prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_REPOSITORY is set}}
@@ -35,6 +37,12 @@ value() { sed -n "s/^$1=//p" <<< "$plan"; }
 label=$(value label)
 current=$(value current)
 previous=${RECORD_PREVIOUS:-$(value previous)}
+stream=${RECORD_STREAM:-}
+if [[ -n "$stream" && ! "$stream" =~ ^[a-z0-9][a-z0-9-]{0,62}$ ]]; then
+  echo "::error::RECORD_STREAM=$stream is not a stream name" >&2
+  exit 2
+fi
+inside=${stream:+streams/$stream/}  # the stream's folder inside the repository ('' for the default)
 
 exists() {  # 0: the repository exists; 1: GitHub says there is none (or the token may not see it)
   local answer
@@ -74,12 +82,14 @@ case "$command" in
     # checks out the rest when the cache is older.
     clone "$current" "$dest" --filter=blob:none --sparse
     mapfile -t days < <(git -C "$dest" ls-tree -r --name-only HEAD \
-      | grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$' | cut -d/ -f1-3 | sort -u \
-      | tail -n "${RECORD_DAYS:-2}" | sed 's|^|/|; s|$|/|')
-    today=$(date -u -d "${NOW:-now}" +/%Y/%m/%d/)  # where this job's exports go
-    git -C "$dest" sparse-checkout set --no-cone '/*.json' '/*.md' "${days[@]}" "$today"
+      | grep -E "^${inside}[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$" | sed "s|^${inside}||" \
+      | cut -d/ -f1-3 | sort -u | tail -n "${RECORD_DAYS:-2}" | sed "s|^|/${inside}|; s|\$|/|")
+    today=$(date -u -d "${NOW:-now}" +"/${inside}%Y/%m/%d/")  # where this job's exports go
+    git -C "$dest" sparse-checkout set --no-cone '/*.json' '/*.md' ${inside:+"/${inside}*.json"} \
+      "${days[@]}" "$today"
+    mkdir -p "$dest/$inside"
     due=no
-    if "$python" -m collector export rollover --check --out "$dest" >&2 \
+    if "$python" -m collector export rollover --check --out "$dest/$inside" >&2 \
         && [[ "${RECORD_FIRST_PERIOD:-}" != "$label" ]]; then
       due=yes  # only the period the record began in starts from nothing
     fi
@@ -96,7 +106,11 @@ case "$command" in
       exit 1
     fi
     last=$(git -C "$last_period" ls-tree -r --name-only HEAD \
-      | grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$' | sort | tail -n 1 || true)
+      | grep -E "^${inside}[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$" | sort | tail -n 1 || true)
+    if [[ -z "$last" && -n "$stream" ]]; then
+      echo "$previous holds no file of stream $stream: the stream starts in this period" >&2
+      exit 0
+    fi
     if [[ -z "$last" ]]; then
       echo "::error::$previous holds no export file: nothing to continue (if the record began in $label," \
         "set the repository variable TAKEDOWNWATCH_FIRST_PERIOD to $label)" >&2
@@ -106,7 +120,8 @@ case "$command" in
     mapfile -t with_it < <(git -C "$last_period" ls-tree --name-only HEAD "$(dirname "$last")/" \
       | grep -F "$(basename "$last")")
     git -C "$last_period" checkout --quiet HEAD -- "${with_it[@]}"
-    "$python" -m collector export rollover --from "$last_period" --out "$dest" --continues "$previous" "${now[@]}"
+    "$python" -m collector export rollover --from "$last_period/$inside" --out "$dest/$inside" \
+      --continues "$previous" "${now[@]}"
     ;;
   history)
     parent=${2:?usage: record_repository.sh history PARENT}
@@ -116,11 +131,15 @@ case "$command" in
       dest="$parent/${name##*/}"
       [[ -d "$dest" ]] || clone "$name" "$dest"
       folders=("$dest" "${folders[@]}")
-      name=$("$python" -c 'import json, sys
-try:
-    print(json.load(open(sys.argv[1]))["repository"])
-except FileNotFoundError:
-    pass' "$dest/CONTINUES.json")
+      # The period before, as the record folder's CONTINUES.json names it, or any stream's (a stream
+      # that began later, or a default stream no job writes any more, has none).
+      name=$("$python" -c 'import glob, json, sys
+for path in sorted([sys.argv[1] + "/CONTINUES.json", *glob.glob(sys.argv[1] + "/streams/*/CONTINUES.json")]):
+    try:
+        print(json.load(open(path))["repository"])
+        break
+    except FileNotFoundError:
+        pass' "$dest")
     done
     printf '%s\n' "${folders[@]}"
     ;;

@@ -13,7 +13,7 @@ import click
 
 from collector import settings
 from collector.cli.options import DEFAULT_DB, DEFAULT_WARC, edge, make_clock
-from collector.errors import BadUsage
+from collector.errors import BadUsage, TakedownWatchError
 from collector.urls import is_loopback_host
 
 DEFAULT_OUT = "data/record"
@@ -123,9 +123,15 @@ def verify_command(out_dirs, db, require_timestamps, chain_only, tail, trust_dir
     from collector.evidence.verify import verify_record
     from collector.record.folder import continues
 
+    from collector.record.merge import stream_folders
+
     folders = list(out_dirs)
     if tail and not chain_only:
         raise BadUsage("--tail checks the chain only: give --chain-only with it")
+    found = {None: folders} if tail else stream_folders(folders)
+    if list(found) != [None]:
+        _verify_streams(found, db, require_timestamps, chain_only, trust_dir)
+        return
     link = None if tail else continues(folders[0])
     if link:
         click.echo(f"{folders[0]} continues {link['repository']} from {link['file']}, not checked here: "
@@ -145,6 +151,37 @@ def verify_command(out_dirs, db, require_timestamps, chain_only, tail, trust_dir
     if db is not None:
         click.echo(f"{db}: triggers whole, head matches, {report.rows_compared} rows as the record holds them, "
                    f"{report.unexported_rows} not yet exported")
+
+
+def _verify_streams(found: dict, db, require_timestamps: bool, chain_only: bool, trust_dir) -> None:
+    """Verify every stream of a record written by several jobs; fail naming the stream that does not verify."""
+    from collector.evidence.verify import verify_record
+    from collector.record.contents import check_folder
+    from collector.record.store import open_read_only
+    from collector.record.streams import MERGED, stream_of
+
+    mine = None
+    if db is not None:
+        conn = open_read_only(db)
+        mine = stream_of(conn)
+        conn.close()
+        if mine == MERGED or mine not in found:
+            raise BadUsage(f"{db} is not the working database of one of these streams: --db compares a "
+                           "stream's own database with that stream")
+    for name, paths in found.items():
+        shown = name or "(default)"
+        try:
+            if chain_only:
+                click.echo(f"stream {shown}: {len(check_folder(paths))} export files, chain intact, content checked")
+                continue
+            report = verify_record(paths, trust_dir, db=db if name == mine else None,
+                                   require_timestamps=require_timestamps)
+        except TakedownWatchError as exc:
+            raise click.ClickException(f"stream {shown}: {exc}") from exc
+        click.echo(f"stream {shown}: {report.files} export files, chain intact, content checked, "
+                   f"{report.signed} signatures good, {len(report.tokens)} timestamp tokens good, "
+                   f"{len(report.awaiting)} file(s) awaiting tokens")
+    click.echo(f"{len(found)} streams verified")
 
 
 @click.command("restore-triggers")

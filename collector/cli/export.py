@@ -11,7 +11,8 @@ from collector.cli.options import Busy, lock_option, make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
 from collector.record.lock import DatabaseBusy, exclusive
-from collector.record.rebuild import rebuild, resume as resume_rebuild
+from collector.record.merge import rebuild_record
+from collector.record.rebuild import resume as resume_rebuild
 from collector.record.rollover import due, repositories, seed, since
 from collector.record.store import Store
 
@@ -70,14 +71,21 @@ FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of
 @click.option("--resume", is_flag=True,
               help="The database exists and holds the record up to one of its files: read only the later "
                    "files. Refused, and the database left as it was, when it holds anything else.")
+@click.option("--stream", default=None,
+              help="Rebuild one stream's working database (NAME, or '.' for the folder's own files, the "
+                   "default stream) instead of merging every stream.")
 @lock_option
-def rebuild_command(out_dirs, db, resume, lock_wait):
+def rebuild_command(out_dirs, db, resume, stream, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
     With --resume, bring an existing database level with the folder instead
     (the collect workflow keeps its database in the Actions cache between runs).
     A record that spans several record repositories (one per year) is read
     from every one of them, oldest first; a resume needs only the newest.
+    A record written by several jobs (streams/NAME folders beside the record
+    folder's own files) is merged into one database, the same bytes whatever
+    order the streams are read in; that database is read, never exported.
+    A working database is one stream's: --resume, or --out streams/NAME.
 
     \b
     Example:
@@ -97,7 +105,7 @@ def rebuild_command(out_dirs, db, resume, lock_wait):
             if resume:
                 files, counts = resume_rebuild(list(out_dirs), db, progress)
             else:
-                counts = rebuild(list(out_dirs), db, progress)
+                counts = rebuild_record(list(out_dirs), db, progress, stream=stream)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

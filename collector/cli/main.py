@@ -25,6 +25,7 @@ from collector.net.releases import ReleaseStore, token_from_env
 from collector.record.lock import exclusive
 from collector.registry import load_registry
 from collector.record.registry_mirror import sync_registry
+from collector.record.streams import check_name, set_stream
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(settings.__version__, prog_name="takedownwatch")
@@ -61,6 +62,9 @@ def _prepare(outlets, now, min_interval, only=(), *, deadline=None, warc_store=N
 def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
     """Return a run context on the database, the registry mirrored into it (the caller holds the lock)."""
     store = open_store(db)
+    if prepared.get("stream"):  # before any row: every id of the run lies in the stream's range
+        with store.transaction() as conn:
+            set_stream(conn, prepared["stream"])
     sync_registry(store, prepared["registry"], prepared["clock"])
     options = {}
     interval = prepared["interval"]
@@ -84,6 +88,13 @@ def _open(db, warc_dir, vantage, command, prepared: dict) -> RunContext:
 def _shard_option(_context, _param, value: str) -> tuple[int, int]:
     try:
         return parse_shard(value)
+    except BadArgument as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _stream_option(_context, _param, value: str | None) -> str | None:
+    try:
+        return check_name(value) if value else None
     except BadArgument as exc:
         raise click.BadParameter(str(exc)) from exc
 
@@ -112,10 +123,13 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--warc-store", default=None,
               help="GitHub API address of the repository whose releases hold the WARC files "
                    "(https://api.github.com/repos/OWNER/REPO); token from GH_TOKEN or GITHUB_TOKEN.")
+@click.option("--stream", default=None, callback=_stream_option,
+              help="Record stream this job writes (its own working database, export folder "
+                   "streams/NAME and id range); default: the record folder's own stream.")
 @lock_option
 @edge
 def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address, deadline,
-        warc_store, lock_wait):
+        warc_store, stream, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     With --deadline the run ends in time for the job to export and save: captures,
@@ -132,6 +146,7 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_
 
     prepared = _prepare(outlets, now, min_interval, only, deadline=deadline, warc_store=warc_store,
                         vantage_slot=vantage_slot, source_address=source_address)
+    prepared["stream"] = stream
     with exclusive(db, "run", lock_wait):
         ctx = _open(db, warc_dir, vantage, "run", prepared)
         targets = active_outlets(ctx, list(only) or None, shard)

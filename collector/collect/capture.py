@@ -17,6 +17,7 @@ from collector.net.fetcher import Response
 from collector.record import articles
 from collector.record.store import insert_row
 from collector.urls import comparison_key
+from collector.record.streams import next_id
 
 # A capture refused because the site's robots.txt could not be read is
 # deferred: the site was off limits for that run only, and nothing was asked.
@@ -132,11 +133,12 @@ def _settle(ctx: RunContext, item, response: Response, snapshot_id: int | None) 
     else:
         then = "failed"
     now = ctx.clock.now_iso()
-    ctx.store.execute(
-        "INSERT INTO capture_attempts (article_id, url_key, run_id, attempted_at, request_id, request_chain, "
-        "result, snapshot_id, try_number, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (item["article_id"], item["url_key"], ctx.run_id, now, response.request_id, json.dumps(response.chain),
-         response.result, snapshot_id, tried, then))
+    with ctx.store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO capture_attempts (id, article_id, url_key, run_id, attempted_at, request_id, "
+            "request_chain, result, snapshot_id, try_number, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (next_id(conn, "capture_attempts"), item["article_id"], item["url_key"], ctx.run_id, now,
+             response.request_id, json.dumps(response.chain), response.result, snapshot_id, tried, then))
     ctx.count(f"capture_{then}")
     if then == "deferred":
         return

@@ -33,6 +33,7 @@ from collector.collect.events import (
     FIELDS, current_extractor, differs, record_event, reextract, stored, values_from_html,
 )
 from collector.net.warcread import WarcReadError, response_body_of
+from collector.record.streams import next_id
 
 
 def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:
@@ -96,9 +97,10 @@ def read_here(old, new, warc_root: Path) -> tuple[tuple[dict, dict] | None, str 
 def _note(ctx, conn, check, old, new, how: str | None, requests: list[int], problem: str | None) -> int:
     """Return the id of the comparisons row recording one try: compared (how) or not comparable (why)."""
     return conn.execute(
-        "INSERT INTO comparisons (check_id, article_id, snapshot_before, snapshot_after, run_id, attempted_at, "
-        "outcome, how, request_ids, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (check["id"], check["article_id"], old["id"], new["id"], ctx.run_id, ctx.clock.now_iso(),
+        "INSERT INTO comparisons (id, check_id, article_id, snapshot_before, snapshot_after, run_id, attempted_at, "
+        "outcome, how, request_ids, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (next_id(conn, "comparisons"), check["id"], check["article_id"], old["id"], new["id"], ctx.run_id,
+         ctx.clock.now_iso(),
          "not_comparable" if problem else "compared", how, json.dumps(requests), problem)).lastrowid
 
 

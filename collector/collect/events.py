@@ -37,6 +37,7 @@ from collector.clock import parse_instant
 from collector.parse.extract import extract, extractor_fingerprint
 from collector.parse.textnorm import normalise_for_comparison
 from collector.net.warcread import WarcReadError, read_response_body
+from collector.record.streams import next_id
 
 KINDS = ("gone", "reappeared", "changed")
 FIELDS = ("headline", "byline", "text", "published_raw", "modified_raw", "final_url", "canonical_url")
@@ -107,10 +108,10 @@ def record_event(ctx, conn, check, kind: str, evidence: dict, between: tuple[str
     unchanged, changed = between
     article = check["article_id"]
     conn.execute(
-        "INSERT INTO events (article_id, kind, field, before, after, detected_at, article_age_hours, "
+        "INSERT INTO events (id, article_id, kind, field, before, after, detected_at, article_age_hours, "
         "check_id, evidence, extractor_before, extractor_after, run_id, last_unchanged_at, first_changed_at, "
-        "age_min_hours) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (article, kind, field, before, after, detected_at or check["performed_at"],
+        "age_min_hours) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (next_id(conn, "events"), article, kind, field, before, after, detected_at or check["performed_at"],
          article_age_hours(conn, article, changed), check["id"], json.dumps(evidence, sort_keys=True),
          *extractors, ctx.run_id, unchanged, changed,
          None if unchanged is None else article_age_hours(conn, article, unchanged)))

@@ -49,7 +49,7 @@ from collector.collect.revisits import pending_articles
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
 from collector.record import schema, shadows
-from collector.record.fileformat import ExportError, file_sha256
+from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
@@ -182,7 +182,8 @@ def _last_run(source: Store) -> datetime | None:
 def _select(conn, articles: set[int], recent: str, since: str) -> None:
     """Fill the temporary tables of ids to keep."""
     for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
-        conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER PRIMARY KEY)")
+        # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
+        conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
     p = {"recent": recent, "since": since}
     # Articles still revisited, or in the recent ledger: everything a revisit reads of them.
@@ -228,11 +229,12 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
     conn.execute("""INSERT OR IGNORE INTO keep_listings
         SELECT id FROM src.listings WHERE fetched_at >= :since
         UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url
-        UNION SELECT MIN(i.listing_id) FROM src.listing_items i JOIN src.listing_entry_values v ON v.id = i.value_id
-          WHERE v.url_key IN (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
-                              UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k
-                              ON k.id = u.article_id)
-          GROUP BY v.url_key""", p)
+        UNION SELECT (SELECT i.listing_id FROM src.listing_entry_values v
+                        JOIN src.listing_items i ON i.value_id = v.id JOIN src.listings f ON f.id = i.listing_id
+                       WHERE v.url_key = k.url_key ORDER BY julianday(f.fetched_at), f.id LIMIT 1)
+          FROM (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
+                UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k ON k.id = u.article_id) AS k
+        """, p)  # each address's first listing, as the capture_delays view finds it
     conn.execute("""INSERT OR IGNORE INTO keep_listings
         SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
          WHERE l.entries_of IS NOT NULL""")
@@ -250,7 +252,6 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
         storage = schema.VIEW_ROWS.get(table, table)
         conn.execute(f"INSERT OR IGNORE INTO keep_{keep} SELECT MAX(id) FROM src.{storage} "
                      f"WHERE id IS NOT NULL")  # the boundary row an export continues from
-    conn.execute("DELETE FROM keep_snapshots WHERE id IS NULL")
 
 
 # Appended tables kept by rule: table -> the WHERE clause over the source's rows.
@@ -288,6 +289,13 @@ def _copy(conn, recent: str, since: str) -> None:
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
     conn.execute("INSERT INTO main.snapshot_texts SELECT * FROM src.snapshot_texts "
                  "WHERE id IN (SELECT text_id FROM main.snapshot_rows)")
+    # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
+    own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
+                                      f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE}):
+        if not table.startswith("export_shadow_") and conn.execute(
+                "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+            conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
 
 
 def _count(conn, db: str, table: str) -> int:

@@ -48,6 +48,7 @@ from collector.parse.extract import extract
 from collector.net.fetcher import Response
 from collector.record.store import Store
 from collector.record.articles import article_key
+from collector.record.streams import next_id
 
 OUTCOMES = ("present", "absent", "inconclusive")
 ABSENT_RESULTS = ("not_found", "gone")
@@ -282,10 +283,11 @@ def perform(ctx: RunContext, due: DueCheck, response: Response | None = None) ->
                 outcome, detail = "inconclusive", "no snapshot could be made of the response"
         opens = outcome == "absent" and not events.absence_streak(conn, due.article_id)
         check_id = conn.execute(
-            "INSERT INTO checks (article_id, slot, follows_check_id, due_at, performed_at, run_id, url, "
+            "INSERT INTO checks (id, article_id, slot, follows_check_id, due_at, performed_at, run_id, url, "
             "result, request_id, request_chain, snapshot_id, outcome, opens_absence, detail, try_number, "
-            "retry_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (due.article_id, due.slot, due.follows_check_id, iso(due.due_at), ctx.clock.now_iso(),
+            "retry_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (next_id(conn, "checks"), due.article_id, due.slot, due.follows_check_id, iso(due.due_at),
+             ctx.clock.now_iso(),
              ctx.run_id, due.url, response.result, response.request_id, json.dumps(response.chain),
              snapshot_id, outcome, int(opens), detail, due.try_number, due.retry_of)).lastrowid
         check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()

@@ -18,6 +18,7 @@ from collector.parse.listings import sitemap_children_newest_first
 from collector.record import articles
 from collector.record.articles import article_key
 from collector.urls import is_acceptable_url, same_site
+from collector.record.streams import next_id
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,9 @@ def record_listing(ctx: RunContext, outlet: OutletRow, url: str, request_id: int
     items = parsed.children if parsed.kind == "sitemapindex" else parsed.entries
     with ctx.store.transaction() as conn:
         listing_id = conn.execute(
-            "INSERT INTO listings (run_id, outlet_id, url, request_id, parent_listing_id, "
-            "fetched_at, kind, entry_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (ctx.run_id, outlet.id, url, request_id, parent, ctx.clock.now_iso(),
+            "INSERT INTO listings (id, run_id, outlet_id, url, request_id, parent_listing_id, "
+            "fetched_at, kind, entry_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (next_id(conn, "listings"), ctx.run_id, outlet.id, url, request_id, parent, ctx.clock.now_iso(),
              parsed.kind, len(items))).lastrowid
         queued = 0
         for entry in items:
@@ -47,10 +48,11 @@ def record_listing(ctx: RunContext, outlet: OutletRow, url: str, request_id: int
             if queue and parsed.kind != "sitemapindex":
                 reason = _queue_if_new(ctx, conn, outlet, entry, parsed.kind, now)
             conn.execute(
-                "INSERT INTO listing_entries (listing_id, position, url, url_key, title, "
+                "INSERT INTO listing_entries (id, listing_id, position, url, url_key, title, "
                 "published_raw, published_utc, modified_raw, modified_utc, queue_reason) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (listing_id, entry.position, entry.url or "", article_key(entry.absolute_url or entry.url or ""), entry.title,
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (next_id(conn, "listing_items"), listing_id, entry.position, entry.url or "",
+                 article_key(entry.absolute_url or entry.url or ""), entry.title,
                  entry.published_raw, entry.published_utc, entry.modified_raw,
                  entry.modified_utc, reason))
             queued += reason is not None

@@ -30,6 +30,7 @@ from collector import settings
 from collector.clock import iso, parse_instant
 from collector.parse.textnorm import normalise_for_comparison
 from collector.record.articles import article_key
+from collector.record.streams import next_id
 
 PURPOSES = ("capture", "recheck")
 COMPARED = ("headline", "byline", "text")
@@ -69,10 +70,11 @@ def compare_run(ctx) -> int:
             for b in _nearest_per_vantage(a, others.get(a.url_key, [])):
                 for kind, detail in differences(a, b):
                     found += conn.execute(
-                        "INSERT OR IGNORE INTO vantage_differences (run_id, found_at, url_key, article_id, kind, "
-                        "request_a, request_b, vantage_a, vantage_b, detail) VALUES (?, ?, ?, "
+                        "INSERT OR IGNORE INTO vantage_differences (id, run_id, found_at, url_key, article_id, kind, "
+                        "request_a, request_b, vantage_a, vantage_b, detail) VALUES (?, ?, ?, ?, "
                         "(SELECT article_id FROM article_urls WHERE url_key = ? LIMIT 1), ?, ?, ?, ?, ?, ?)",
-                        (ctx.run_id, ctx.clock.now_iso(), a.url_key, a.url_key, kind, a.request_id,
+                        (next_id(conn, "vantage_differences"), ctx.run_id, ctx.clock.now_iso(), a.url_key,
+                         a.url_key, kind, a.request_id,
                          b.request_id, a.vantage, b.vantage, json.dumps(detail, sort_keys=True))).rowcount
     if found:
         ctx.count("vantage_differences", found)

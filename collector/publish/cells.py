@@ -6,7 +6,8 @@ the week's cut-off), articles queued, requests made (archive submissions
 have no outlet and are not counted), distinct addresses listed, contributing
 (1 when it captured anything in the week) and readable (1 when its latest
 discovery round by the week's end validated a source), and the minutes from
-each captured article's first listing to its first capture. Per outlet and
+each captured article's first listing to its first capture (the record's
+capture_delays view, collector/record/views.py). Per outlet and
 month: distinct addresses listed in the month, and requests by result.
 Only non-zero values are kept.
 """
@@ -18,7 +19,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from collector.publish.periods import Period, bucket_sql, julian_day, month, week, week_id, weeks_of_month
-from collector.record.shadows import level_floor
 from collector.record.store import Store
 
 # Counts per outlet and week that add up to the month.
@@ -66,12 +66,7 @@ def read_block(store: Store, month_id: str, since=None) -> Block:
 
 
 def first_event(store: Store):
-    """Return the Julian day of the earliest observation the figures count, or None.
-
-    A levelled working database keeps the record's recent rows only, and the
-    day of its first observation beside them (collector/collect/level.py).
-    """
-    floor = level_floor(store.conn)
+    """Return the Julian day of the earliest observation the figures count, or None."""
     row = store.one("""
         SELECT MIN(j) FROM (
             SELECT MIN(julianday(fetched_at)) AS j FROM listings
@@ -79,8 +74,7 @@ def first_event(store: Store):
             UNION ALL SELECT MIN(julianday(queued_at)) FROM capture_queue
             UNION ALL SELECT MIN(julianday(started_at)) FROM requests WHERE outlet_id IS NOT NULL
             UNION ALL SELECT MIN(julianday(probed_at)) FROM source_probes)""")
-    found = None if row is None else row[0]
-    return found if floor is None else (floor if found is None else min(floor, found))
+    return None if row is None else row[0]
 
 
 def _add(block: Block, outlet: str, period: str, measure: str, amount: int = 1) -> None:
@@ -90,11 +84,8 @@ def _add(block: Block, outlet: str, period: str, measure: str, amount: int = 1) 
 def _articles(store: Store, block: Block, case: str) -> None:
     """Add captured and archived articles and their capture delays, by week of first capture.
 
-    An article's first listing is read from the listing_entries view's storage tables: the view
-    (migration 10) is materialised whole for each article otherwise, a second for every article
-    at a month of hourly feeds. A listing answered 304 repeats the entries of an earlier listing
-    (entries_of) and is fetched after it, so the first listing of an address is always one whose
-    entries are stored.
+    The articles with a capture in the month are found first, so the view's
+    first listing is looked up for them alone.
     """
     low, high = julian_day(block.month.start), julian_day(block.month.end)
     cutoffs = [julian_day(w.cutoff) for w in block.weeks]
@@ -102,27 +93,23 @@ def _articles(store: Store, block: Block, case: str) -> None:
         SELECT outlet_id, {case} AS cell, (
                  SELECT MIN(julianday(x.recorded_at)) FROM archive_submissions x
                    JOIN snapshots s2 ON s2.id = x.snapshot_id
-                  WHERE s2.article_id = f.id AND x.status = 'success' AND x.timestamp IS NOT NULL
-               ) AS archived_at, (
-                 SELECT MIN(julianday(l.fetched_at)) FROM listing_entry_values v
-                   JOIN listing_items i ON i.value_id = v.id JOIN listings l ON l.id = i.listing_id
-                  WHERE v.url_key IN (SELECT f.url_key UNION
-                                      SELECT u.url_key FROM article_urls u WHERE u.article_id = f.id)
-               ) AS listed_at, j
-          FROM (SELECT a.id AS id, a.outlet_id AS outlet_id, a.url_key AS url_key,
-                       MIN(julianday(s.captured_at)) AS j
-                  FROM articles a JOIN snapshots s ON s.article_id = a.id AND s.purpose = 'capture'
-                 GROUP BY a.id HAVING j >= ? AND j < ?{NO_FLATTEN}) AS f""", (low, high))
-    for outlet, cell, archived_at, listed_at, j in rows:
+                  WHERE s2.article_id = f.article_id AND x.status = 'success' AND x.timestamp IS NOT NULL
+               ) AS archived_at, delay_minutes, j
+          FROM (SELECT article_id, outlet_id, delay_minutes, julianday(captured_at) AS j FROM capture_delays
+                 WHERE article_id IN (SELECT article_id FROM snapshot_rows WHERE purpose = 'capture'
+                                         AND julianday(captured_at) >= ? AND julianday(captured_at) < ?)
+                   AND julianday(captured_at) >= ? AND julianday(captured_at) < ?{NO_FLATTEN}) AS f""",
+                       (low, high, low, high))
+    for outlet, cell, archived_at, delay, j in rows:
         if cell is None:
             continue
         wk = block.weeks[cell].id
         _add(block, outlet, wk, "articles_captured")
         if archived_at is not None and archived_at <= cutoffs[cell]:
             _add(block, outlet, wk, "articles_archived")
-        # A capture can precede its first listing only through a canonical join; no delay then.
-        if listed_at is not None and j >= listed_at:
-            block.delays.setdefault((outlet, wk), []).append((j - listed_at) * 1440.0)
+        # No delay when the capture came before any listing named the article (a canonical join).
+        if delay is not None:
+            block.delays.setdefault((outlet, wk), []).append(delay)
 
 
 def _counts(store: Store, block: Block, case: str, measure: str, inner: str) -> None:

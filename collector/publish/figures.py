@@ -14,7 +14,9 @@ whose first capture falls in it; articles archived: those of them with a
 successful, timestamped Internet Archive submission recorded by the week's
 cut-off; requests: requests for the members (archive submissions have none),
 by result for months; median delay: minutes from an article's first listing
-to its first capture, over the period's captures.
+to its first capture (the record's capture_delays view), over the period's
+captures, with how many of them each member made (a median is a figure
+about its outlets too: release.py publishes it only under the count rule).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Cell:
     counts: dict[str, int] = field(default_factory=dict)
     per_outlet: dict[str, dict[str, int]] = field(default_factory=dict)  # measure -> {outlet: value}
     delays: list[float] = field(default_factory=list)
+    delay_counts: dict[str, int] = field(default_factory=dict)  # outlet -> how many of the delays are its
 
 
 def membership(store: Store) -> list[dict]:
@@ -95,7 +98,12 @@ def _cell(block: Block, group: str, period, ids: tuple[str, ...]) -> Cell:
                 per[outlet] = value
         cell.per_outlet[measure] = per
         cell.counts[measure] = sum(per.values())
-    cell.delays = sorted(d for outlet in ids for w in period.weeks for d in block.delays.get((outlet, w), ()))
+    for outlet in ids:
+        mine = [d for w in period.weeks for d in block.delays.get((outlet, w), ())]
+        if mine:
+            cell.delay_counts[outlet] = len(mine)
+            cell.delays += mine
+    cell.delays.sort()
     return cell
 
 

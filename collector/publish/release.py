@@ -12,6 +12,16 @@ moved in the registry counts in its new group from the next month none of
 whose weeks is yet published, and nothing already published is recomputed.
 A month's counts that add up over time are the sums of its weeks' counts as
 they were when each week was published.
+
+A median capture delay is published only where every cell it is computed
+from is, with its median (a month's weeks, the total's groups), and only
+when its delays come from at least MIN_OUTLETS_PER_FIGURE outlets none of
+which made more than DOMINANCE_SHARE of them: the count rule, applied to the
+delays themselves (a group's captures can come from three outlets while the
+delays, which need a listing before the capture, come from two). No
+published figure is a sum of medians, so the outsider's integer program
+(audit.py) has nothing to subtract them from; see
+tests/publish/test_disclosure.py.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from collector import settings
 from collector.clock import iso
 from collector.publish import audit
 from collector.publish.cells import ADDITIVE, first_event, read_block
-from collector.publish.disclosure import Decision, Protector, primary
+from collector.publish.disclosure import Decision, Protector, disclosive, primary
 from collector.publish.figures import (COUNTS, MEDIAN, RATES, TOTAL_ID, cells_of, median_minutes,
                                        membership, ratio)
 from collector.publish.periods import closed_periods, from_julian_day, month
@@ -138,13 +148,19 @@ def decide_month(store: Store, now: datetime, old: list[tuple[dict, dict]], mont
     published_weeks = {(g, line["period"]) for line, _ in old for g, f in line["figures"].items()
                        if f.get("articles_captured") != WITHHELD}
     published_weeks |= {(g, p.id) for p in periods for g in ids if (g, p.id, "main") not in decision.withheld}
-    lines = [_published_line(p, groups, cells, decision, block.results, published_weeks, now) for p in periods]
+    medians = {(g, line["period"]) for line, _ in old for g, f in line["figures"].items() if f.get(MEDIAN) != WITHHELD}
+    by_id = {p.id: _published_line(p, groups, cells, decision, block.results, published_weeks, medians, now)
+             for p in sorted(periods, key=lambda p: p.kind == "month")}  # a month's weeks first: their medians
+    lines = [by_id[p.id] for p in periods]
     private = [_decision_line(p, ids, cells, decision) for p in periods]
     return lines, private
 
 
-def _published_line(period, groups, cells, decision: Decision, results, published, now) -> dict:
-    """Return the published line of one period: members by name, figures or the withheld marker."""
+def _published_line(period, groups, cells, decision: Decision, results, published, medians: set, now) -> dict:
+    """Return the published line of one period: members by name, figures or the withheld marker.
+
+    medians: the (group, period) whose median is shown, added to as this period's are decided.
+    """
     figures = {}
     for group in [g["id"] for g in groups] + [TOTAL_ID]:
         cell = cells[(group, period.id)]
@@ -157,7 +173,10 @@ def _published_line(period, groups, cells, decision: Decision, results, publishe
         parts = [(g["id"], period.id) for g in groups] if group == TOTAL_ID else [(group, period.id)]
         parts = [(g, w) for g, _ in parts for w in period.weeks] + parts
         whole = main and all(part in published for part in parts)
-        shown[MEDIAN] = median_minutes(cell.delays) if whole else WITHHELD
+        whole = whole and all(part in medians for part in parts if part != (group, period.id))
+        shown[MEDIAN] = median_minutes(cell.delays) if whole and not disclosive(cell.delay_counts) else WITHHELD
+        if shown[MEDIAN] != WITHHELD:
+            medians.add((group, period.id))
         if period.kind == "month":
             open_results = main and (group, period.id, "results") not in decision.withheld
             for result in results:

@@ -196,8 +196,8 @@ def definitions(lang: str, least: int, share: float) -> list[tuple[str, str]]:
          "একই সময়ে সংগৃহীত নিবন্ধকে সারিতে রাখা নিবন্ধ দিয়ে ভাগ। এক সময়ের শেষে সারিতে রাখা নিবন্ধ পরের সময়ে সংগৃহীত হলে হারটি ১০০%-এর বেশি হতে পারে।"),
         ("archive_rate", "The share of captured articles that have at least one copy confirmed by the Internet Archive.",
          "সংগৃহীত নিবন্ধের মধ্যে যতগুলোর অন্তত একটি অনুলিপি ইন্টারনেট আর্কাইভ নিশ্চিত করেছে, তার অনুপাত।"),
-        ("median_delay_minutes", "Half of the period's captures came sooner than this after their address first appeared in a listing, half later. Shown only where every group and week it is computed from is shown.",
-         "ঠিকানা প্রথম তালিকায় আসার পর ওই সময়ের অর্ধেক সংগ্রহ এর চেয়ে কম সময়ে, বাকি অর্ধেক বেশি সময়ে হয়েছে। যে গোষ্ঠী ও সপ্তাহগুলো থেকে এটি হিসাব করা হয় তার সবই দেখানো হলে তবেই এটি দেখানো হয়।"),
+        ("median_delay_minutes", f"Half of the period's captures came sooner than this after their address first appeared in a listing, half later. Shown only where every group and week it is computed from is shown, and only when those captures came from at least {n} outlets, none of which made more than {pct} of them.",
+         f"ঠিকানা প্রথম তালিকায় আসার পর ওই সময়ের অর্ধেক সংগ্রহ এর চেয়ে কম সময়ে, বাকি অর্ধেক বেশি সময়ে হয়েছে। যে গোষ্ঠী ও সপ্তাহগুলো থেকে এটি হিসাব করা হয় তার সবই দেখানো হলে, এবং সেই সংগ্রহগুলো অন্তত {n}টি সংবাদমাধ্যম থেকে এলে ও কোনো একটি তার {pct}-এর বেশি না করলে, তবেই এটি দেখানো হয়।"),
     ]
     out = [(MEASURES[m][0 if lang == "en" else 1], en if lang == "en" else bn) for m, en, bn in pairs]
     withheld = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from collector.urls import comparison_key
+from collector.record.streams import next_id
 
 
 def article_key(url: str) -> str:
@@ -29,8 +30,8 @@ def known(conn: sqlite3.Connection, key: str) -> bool:
 def new_article(conn: sqlite3.Connection, outlet_id: str, url: str, key: str, stamp: str, run_id: int) -> int:
     """Return the id of a new article first listed at url, with that address recorded as 'listing'."""
     article_id = conn.execute(
-        "INSERT INTO articles (outlet_id, url_key, url, first_seen_at, first_seen_run) "
-        "VALUES (?, ?, ?, ?, ?)", (outlet_id, key, url, stamp, run_id)).lastrowid
+        "INSERT INTO articles (id, outlet_id, url_key, url, first_seen_at, first_seen_run) "
+        "VALUES (?, ?, ?, ?, ?, ?)", (next_id(conn, "articles"), outlet_id, key, url, stamp, run_id)).lastrowid
     add_address(conn, article_id, url, key, "listing", stamp, run_id)
     return article_id
 
@@ -39,5 +40,6 @@ def add_address(conn: sqlite3.Connection, article_id: int, url: str, key: str, h
                 run_id: int, snapshot_id: int | None = None) -> None:
     """Record another address of the same article (how: listing, redirect, canonical); a repeat is ignored."""
     conn.execute(
-        "INSERT OR IGNORE INTO article_urls (article_id, url, url_key, how, recorded_at, run_id, snapshot_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)", (article_id, url, key, how, stamp, run_id, snapshot_id))
+        "INSERT OR IGNORE INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id, snapshot_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (next_id(conn, "article_urls"), article_id, url, key, how, stamp, run_id, snapshot_id))

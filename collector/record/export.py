@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso_seconds
-from collector.record import schema, shadows
+from collector.record import schema, shadows, streams
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
     file_sha256, file_text, listing_line, listing_parts, read_header, row_digest, row_line,
@@ -22,6 +22,7 @@ from collector.record.fileformat import (
 from collector.record.folder import batches, day_of, last_batch, write_new
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
+from collector.record.streams import next_id
 
 
 @dataclass
@@ -54,6 +55,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
     result = ExportResult(None)
     with store.transaction() as conn:
         tables = record_tables(conn)
+        stream = check_stream(conn, header, last)
         check_continues(conn, header, last)
         check_not_elsewhere(conn, out, last)
         if warc_dir is not None:
@@ -88,12 +90,27 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
                 "schema_version": len(schema.MIGRATIONS), "previous_sha256": previous_sha,
                 "after": dict(header["through"]), "through": through, "boundary": boundary,
                 "rows": result.rows}
+        if stream:  # the default stream's header is as it always was
+            head["stream"] = stream
         path = write_new(out / relative, file_text(head, lines))
         for table, rows in changed.items():
             shadows.upsert(conn, table, rows)
         shadows.set_head(conn, relative, file_sha256(path))
         result.path = path
     return result
+
+
+def check_stream(conn, header: dict, last: Path | None) -> str | None:
+    """Return the database's stream; raise unless the folder's last file is that stream's (or there is none)."""
+    stream = streams.stream_of(conn)
+    if stream == streams.MERGED:
+        raise ExportError("this database merges every stream of the record: it is read, never exported; "
+                          "each stream exports from its own working database")
+    if last is not None and header.get("stream") != stream:
+        raise ExportError(f"{last} belongs to stream {header.get('stream') or '(default)'}, the database to "
+                          f"stream {stream or '(default)'}: each stream exports to its own folder "
+                          f"(streams/NAME inside the record folder)")
+    return stream
 
 
 def check_continues(conn, header: dict, last: Path | None) -> None:
@@ -233,9 +250,10 @@ def _record_warc_files(conn, after: int, warc_dir: Path, now: datetime, result: 
         if conn.execute("SELECT 1 FROM warc_files WHERE name = ? AND sha256 = ?", (name, sha)).fetchone():
             continue
         conn.execute(
-            "INSERT INTO warc_files (name, bytes, sha256, recorded_at, release_tag, asset_name) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (name, path.stat().st_size, sha, iso_seconds(now), release_tag(name, now), Path(name).name))
+            "INSERT INTO warc_files (id, name, bytes, sha256, recorded_at, release_tag, asset_name) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (next_id(conn, "warc_files"), name, path.stat().st_size, sha, iso_seconds(now), release_tag(name, now),
+             Path(name).name))
         result.warc_files.append(name)
 
 

@@ -14,6 +14,7 @@ import json
 
 from collector.errors import BadUsage
 from collector.record.store import Store, expected_triggers, trigger_problems
+from collector.record.streams import next_id
 
 
 def restore_triggers(store: Store, operator: str, reason: str, now: str) -> list[str]:
@@ -34,8 +35,9 @@ def restore_triggers(store: Store, operator: str, reason: str, now: str) -> list
                 continue
             conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
             conn.execute(sql)
-        conn.execute("INSERT INTO operator_actions (acted_at, operator, action, reason, findings) "
-                     "VALUES (?, ?, 'restore_triggers', ?, ?)",
-                     (now, operator, reason, json.dumps(findings, ensure_ascii=False)))
+        conn.execute("INSERT INTO operator_actions (id, acted_at, operator, action, reason, findings) "
+                     "VALUES (?, ?, ?, 'restore_triggers', ?, ?)",
+                     (next_id(conn, "operator_actions"), now, operator, reason,
+                      json.dumps(findings, ensure_ascii=False)))
     store.tampering = trigger_problems(store.conn)
     return findings

@@ -13,6 +13,7 @@ from collector.record.fileformat import (
 )
 from collector.record.folder import batches, chain, continues, read_ahead, record_name, verify
 from collector.record.store import Store
+from collector.record.streams import set_stream
 from collector.record.tables import appended_by_id, columns, key_columns, record_tables
 
 
@@ -114,6 +115,10 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
     counts: dict[str, int] = {}
     try:
         with store.transaction():
+            if files and check_references:  # a new database: its stream is the one its files were written in
+                name = read_header(files[0]).get("stream")
+                if name:
+                    set_stream(conn, name)
             statements: dict = {}
             for done, (path, text) in enumerate(read_ahead(files), start=1):
                 if isinstance(text, ExportError):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
 from collector.record.ledger_schema import V9
+from collector.record.streams import V13
 from collector.record.unattended import V10 as V11
-from collector.record.views import FIRST_SHOWING, V4, V5, V10, snapshots_insert_trigger
+from collector.record.views import FIRST_SHOWING, V4, V5, V10, V12, snapshots_insert_trigger
 
 # Tables whose rows are observations: never updated, never deleted.
 APPEND_ONLY_TABLES = (
@@ -390,5 +391,6 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 
 # Conditional requests for feeds and sitemaps: a 304 is a listing naming the
 # one whose entries it repeats (collector/record/views.py). 11: a year unattended
-# (collector/record/unattended.py).
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11)
+# (collector/record/unattended.py). 12: every article's capture delay, a view (views.py).
+# 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13)

@@ -17,6 +17,8 @@ from typing import Any, Iterator
 import sqlite_utils
 
 from collector.record import schema, search
+from collector.record.fileformat import APPEND_BY_ID
+from collector.record.streams import next_id
 from collector.errors import RecordWriteError, TakedownWatchError
 
 # SQLite primary result codes that say the database itself cannot be used (the
@@ -245,11 +247,13 @@ def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int
     An INSERT through a view's trigger leaves lastrowid as it was, so a view's
     row is given its id first: the next id of the storage table that holds them.
     """
-    if "id" not in row and table in schema.VIEW_ROWS:
-        rows = schema.VIEW_ROWS[table]
-        row = {"id": conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {rows}").fetchone()[0], **row}
+    given = "id" in row
+    if not given and (table in schema.VIEW_ROWS or table in APPEND_BY_ID):
+        # The next id of this database's stream (collector/record/streams.py); a view's, of its storage table.
+        row = {"id": next_id(conn, schema.VIEW_ROWS.get(table, table)), **row}
     columns = ", ".join(f'"{c}"' for c in row)
     marks = ", ".join("?" for _ in row)
     values = [_sql_value(v) for v in row.values()]
     cursor = conn.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', values)
-    return int(row["id"]) if table in schema.VIEW_ROWS else int(cursor.lastrowid)
+    allocated = "id" in row and not given
+    return int(row["id"]) if table in schema.VIEW_ROWS or allocated else int(cursor.lastrowid)

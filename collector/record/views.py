@@ -168,3 +168,33 @@ CREATE VIEW listing_entries AS
       FROM listings AS l JOIN listing_items AS i ON i.listing_id = l.entries_of
       JOIN listing_entry_values AS v ON v.id = i.value_id;
 {_ENTRY_INSERT}""" + append_only_triggers("listing_entries", view=True)
+
+# The capture delay of every article (issue 20): from the first listing that
+# named one of its addresses (as listed, after a redirect, or canonical) to its
+# first capture. A view, so nothing is stored twice and no observation is
+# touched: each row is one article; captured_at is NULL until it is captured,
+# delay_minutes NULL then and when the capture came before any listing named
+# it (an address joined through a canonical link later). 304 listings repeat
+# an earlier listing's entries and are never the first, so the storage
+# tables behind listing_entries are enough. The site's median per group
+# (collector/publish/cells.py) is read from here.
+V12 = """
+CREATE VIEW capture_delays AS
+SELECT c.article_id AS article_id, c.outlet_id AS outlet_id,
+       c.listing_id AS listing_id, l.fetched_at AS listed_at,
+       s.id AS snapshot_id, s.captured_at AS captured_at,
+       CASE WHEN julianday(s.captured_at) >= julianday(l.fetched_at)
+            THEN (julianday(s.captured_at) - julianday(l.fetched_at)) * 1440.0 END AS delay_minutes
+  FROM (SELECT a.id AS article_id, a.outlet_id AS outlet_id,
+               (SELECT i.listing_id FROM listing_entry_values AS v
+                  JOIN listing_items AS i ON i.value_id = v.id
+                  JOIN listings AS f ON f.id = i.listing_id
+                 WHERE v.url_key IN (SELECT a.url_key UNION
+                                     SELECT u.url_key FROM article_urls AS u WHERE u.article_id = a.id)
+                 ORDER BY julianday(f.fetched_at), f.id LIMIT 1) AS listing_id,
+               (SELECT r.id FROM snapshot_rows AS r WHERE r.article_id = a.id AND r.purpose = 'capture'
+                 ORDER BY julianday(r.captured_at), r.id LIMIT 1) AS snapshot_id
+          FROM articles AS a) AS c
+  LEFT JOIN listings AS l ON l.id = c.listing_id
+  LEFT JOIN snapshot_rows AS s ON s.id = c.snapshot_id;
+"""

@@ -211,3 +211,23 @@ def test_a_database_levelled_lately_is_left_as_it_is(record, tmp_path):
     assert again.exit_code == 0 and "left as it is" in again.output and digest(full) == before, again.output
     later = CliRunner().invoke(cli, [*args, "--unless-within", "20", "--now", "2027-02-07T08:00:00Z"])
     assert later.exit_code == 0 and "left as it is" not in later.output, later.output  # 26 hours after its last run
+
+
+def test_a_streams_working_database_stays_its_streams(tmp_path):
+    from collector.record import streams
+
+    db, out = tmp_path / "stream.db", tmp_path / "record" / "streams" / "hosted-2"
+    store = Store(db)
+    with store.transaction() as conn:
+        streams.set_stream(conn, "hosted-2")
+    first = store.insert("runs", {"command": "run", "started_at": "2027-02-06T00:00:00.000000Z", "vantage": "v",
+                                  "software_version": "0", "settings": {}})
+    export.export_new(store, out)
+    store.conn.close()
+    level(db, out, None, History.open(tmp_path / "published"))
+    store = Store(db)
+    assert streams.stream_of(store.conn) == "hosted-2" and streams.in_range("hosted-2", first)
+    following = store.insert("runs", {"command": "run", "started_at": "2027-02-06T01:00:00.000000Z",
+                                      "vantage": "v", "software_version": "0", "settings": {}})
+    assert following == first + 1  # the stream's own range goes on
+    assert export.export_new(store, out).rows == {"runs": 1}

@@ -139,3 +139,47 @@ def test_a_median_is_published_only_where_every_cell_it_is_computed_from_is(stor
     for period in PERIODS[:4]:  # the total's median only where every group's week is shown
         every = all(not _withheld(published[period], group) for group in ("g", "h", "k", "all-outlets"))
         assert (published[period]["figures"]["all-outlets"][median] == 60.0) == every
+
+
+def _delays_record(store, captures: dict[str, tuple[int, int]]) -> None:
+    """Groups g (the outlets given) and h (three outlets, 3 captures each an hour after listing) in W47.
+
+    captures: outlet -> (articles captured an hour after their listing, articles captured before any listing
+    named them, which have no delay).
+    """
+    r = SyntheticRecord(store)
+    w47 = NOW - timedelta(days=10, hours=12)
+    for group, outlets in (("g", captures), ("h", {o: (3, 0) for o in ("h1", "h2", "h3")})):
+        r.group(group)
+        for outlet, (timed, early) in outlets.items():
+            r.outlet(outlet, group)
+            for n in range(timed + early):
+                after = timedelta(hours=1) if n < timed else timedelta(hours=-1)
+                r.article(outlet, w47 + timedelta(days=n % 5, hours=9 + n // 5), after)
+
+
+def test_a_median_of_two_outlets_delays_is_withheld_though_three_contributed(store):
+    _delays_record(store, {"g1": (3, 0), "g2": (3, 0), "g3": (0, 3)})  # g3's captures all came before a listing
+    published, _ = _lines(store)
+    figures = published["2026-W47"]["figures"]
+    assert figures["g"]["outlets_contributing"] == 3 and figures["g"]["articles_captured"] == 9  # counts shown
+    assert figures["g"]["median_delay_minutes"] == WITHHELD
+    assert figures["h"]["median_delay_minutes"] == 60.0
+    assert figures["all-outlets"]["median_delay_minutes"] == WITHHELD  # it is computed from g's
+
+
+def test_a_median_one_outlet_dominates_is_withheld(store):
+    # 12 of g's 14 delays are g1's (86%, over the dominance share), though g1 made only half of the captures.
+    _delays_record(store, {"g1": (12, 0), "g2": (1, 5), "g3": (1, 5)})
+    published, _ = _lines(store)
+    figures = published["2026-W47"]["figures"]
+    assert 12 / 14 > settings.DOMINANCE_SHARE >= 12 / 24
+    assert figures["g"]["articles_captured"] == 24
+    assert figures["g"]["median_delay_minutes"] == WITHHELD
+    assert figures["h"]["median_delay_minutes"] == 60.0
+
+
+def test_a_median_of_three_outlets_none_dominating_is_published(store):
+    _delays_record(store, {"g1": (10, 0), "g2": (1, 5), "g3": (1, 5)})  # 10 of 12: 83%
+    published, _ = _lines(store)
+    assert published["2026-W47"]["figures"]["g"]["median_delay_minutes"] == 60.0

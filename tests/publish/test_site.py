@@ -257,3 +257,42 @@ def test_a_stats_file_the_site_build_did_not_write_is_refused(tmp_path):
                                         "--out", str(tmp_path / "out")])
         assert done.exit_code == 2 and "--from-stats" in done.output, done.output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_overview_shows_each_groups_median_capture_delay(store, tmp_path):
+    r = SyntheticRecord(store)
+    safe = {"a": ["a-o1", "a-o2", "a-o3"], "b": ["b-o1", "b-o2", "b-o3"]}
+    for group, members in safe.items():
+        r.group(group)
+        for outlet in members:
+            r.outlet(outlet, group)
+    populate(r, safe, weeks=3)  # every article captured an hour after its listing
+    _, files = _build(store, tmp_path)
+    groups = files["index.html"].split("Figures by group")[1].split("Week by week")[0]
+    assert "Median minutes from listing to capture" in groups
+    last = {}  # the last column of each group's rows: the whole record (none), then the latest month and week
+    for row in groups.split("</tr>"):
+        name = re.search(r'<th scope="row">([^<]+)</th>', row)
+        if name:
+            last.setdefault(name.group(1), []).append(re.findall(r"<td>(.*?)</td>", row)[-1])
+    assert {"A", "B"} <= set(last)
+    assert all(values[0].endswith("–</span>") and values[1:] == ["60"] * (len(values) - 1) and len(values) > 1
+               for values in last.values()), last
+    assert "তালিকা থেকে সংগ্রহ পর্যন্ত মধ্যমা সময় (মিনিট)" in files["bn/index.html"]
+
+
+@pytest.mark.parametrize("least, share, english, bangla", [
+    (3, 0.85, "fewer than 3 outlets, or when one outlet made more than 85% of them",
+     "৩টির কম সংবাদমাধ্যম থেকে এলে, অথবা একটি সংবাদমাধ্যম তার ৮৫%-এর বেশি করলে, মধ্যমা গোপন রাখা হয়"),
+    (4, 0.7, "fewer than 4 outlets, or when one outlet made more than 70% of them",
+     "৪টির কম সংবাদমাধ্যম থেকে এলে, অথবা একটি সংবাদমাধ্যম তার ৭০%-এর বেশি করলে, মধ্যমা গোপন রাখা হয়"),
+])
+def test_the_method_page_explains_the_capture_delay_and_its_median_from_the_settings(
+        store, record, tmp_path, monkeypatch, least, share, english, bangla):
+    monkeypatch.setattr(settings, "MIN_OUTLETS_PER_FIGURE", least)
+    monkeypatch.setattr(settings, "DOMINANCE_SHARE", share)
+    _, files = _build(store, tmp_path, f"delay-{least}")
+    assert "The capture delay of an article is the time from the first listing that named its address" in \
+        files["method.html"]
+    assert english in files["method.html"]
+    assert bangla in files["bn/method.html"]

@@ -1,0 +1,83 @@
+"""The collect workflow's scripts with several streams: each job checks out, seeds and pushes its own folder."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from collector.record import export, merge, streams
+from collector.record.folder import continues, verify
+from collector.record.store import Store
+from testing.fake_github import FakeGitHub
+from tests.test_private_record import CODE, script
+
+ENV = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2026"}
+
+
+def _checkout(github: FakeGitHub, tmp_path: Path, stream: str, when: datetime, label: str) -> tuple[Path, str, str]:
+    """A collect job's start: check out this period's repository, roll its stream over when due.
+
+    Returns (the clone, the repository, the checkout's `due`)."""
+    clone = tmp_path / f"{label}-{stream or 'default'}"
+    env = {**ENV, "NOW": when.isoformat(), "RECORD_STREAM": stream}
+    out = script(github, "record_repository.sh", "checkout", str(clone), **env)
+    assert out.returncode == 0, out.stderr
+    due = out.stdout.split("due=")[1].strip()
+    if due == "yes":
+        seeded = script(github, "record_repository.sh", "seed", str(clone), **env)
+        assert seeded.returncode == 0, seeded.stderr
+    return clone, out.stdout.split("repository=")[1].split()[0], due
+
+
+def _slot(github: FakeGitHub, tmp_path: Path, stores: dict, when: datetime, label: str) -> list[str]:
+    """One 15-minute slot: every stream's job checks out the same commit, writes one run, pushes its folder."""
+    jobs = {name: _checkout(github, tmp_path, name, when, label) for name in stores}
+    for name, (clone, repository, _) in jobs.items():
+        stores[name].insert("runs", {"command": "run", "started_at": when.isoformat(), "vantage": name or "hosted",
+                                     "software_version": "0", "settings": "{}"})
+        target = streams.folder(clone, name or None)
+        assert export.export_new(stores[name], target, now=when).path is not None
+        pushed = script(github, "commit_record.sh", f"record: {label}", RECORD=str(target),
+                        RECORD_REPOSITORY=repository)
+        assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    return [due for _, _, due in jobs.values()]
+
+
+def test_streams_push_side_by_side_roll_over_each_and_merge_across_years(tmp_path):
+    github = FakeGitHub(tmp_path / "gh")
+    assert script(github, "record_repository.sh", "prepare", NOW="2026-12-20T05:23:00Z", **ENV).returncode == 0
+    stores = {}
+    for name in ("", "hosted-2of2"):
+        stores[name] = Store(tmp_path / f"{name or 'default'}.db")
+        if name:
+            with stores[name].transaction() as conn:
+                streams.set_stream(conn, name)
+    late = datetime(2026, 12, 31, 23, 52, tzinfo=timezone.utc)
+    # Both streams' jobs of one slot start from the same commit: the second push rebases onto the first.
+    assert _slot(github, tmp_path, stores, late, "2026") == ["no", "no"]
+    # The first slot of 2027: a stream rolls its own folder over; a stream new in 2027 starts from nothing
+    # (the default stream's rollover: tests/test_private_record.py).
+    stores["bd-1of2"] = Store(tmp_path / "bd.db")
+    with stores["bd-1of2"].transaction() as conn:
+        streams.set_stream(conn, "bd-1of2")
+    first = late + timedelta(minutes=15)
+    assert _slot(github, tmp_path, {n: stores[n] for n in ("hosted-2of2", "bd-1of2")}, first, "2027") == ["yes"] * 2
+    for store in stores.values():
+        store.close()
+
+    history = script(github, "record_repository.sh", "history", str(tmp_path / "all"),
+                     NOW="2027-03-01T00:00:00Z", **ENV)
+    assert history.returncode == 0, history.stderr
+    folders = [Path(f) for f in history.stdout.split()]
+    # Each stream's chain runs across the boundary; the new stream's starts in 2027.
+    assert verify([streams.folder(f, "hosted-2of2") for f in folders]) == 2  # 1 in 2026, its copy and 1 in 2027
+    assert verify(folders[:1]) == 1  # the default stream, in 2026 only: 2027's folder is still found
+    assert continues(streams.folder(folders[1], "hosted-2of2"))["repository"] == f"{CODE}-record-2026"
+    assert continues(streams.folder(folders[1], "bd-1of2")) is None
+    assert verify(streams.folder(folders[1], "bd-1of2")) == 1
+    counts = merge.rebuild_record(folders, tmp_path / "merged.db")
+    assert counts["runs"] == 1 + 2 + 1
+    conn = sqlite3.connect(tmp_path / "merged.db")
+    assert {r[0] for r in conn.execute("SELECT vantage FROM runs")} == {"hosted", "hosted-2of2", "bd-1of2"}
+    conn.close()
