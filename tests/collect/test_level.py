@@ -15,6 +15,7 @@ from collector.clock import Clock
 from collector.collect.context import RunContext
 from collector.collect.level import level
 from collector.collect.revisits import due_checks, run_rechecks
+from collector.publish.cells import first_event
 from collector.publish.history import History
 from collector.publish.periods import week_start
 from collector.publish.release import release
@@ -162,6 +163,7 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
         for outlet in members:
             r.outlet(outlet, group)
     populate(r, groups, weeks=9, per_week={"n1": 6, "o2": 5}, vary=True)
+    r.request("n1", NOW - timedelta(days=70), "timeout")  # the record's first observation: left out, long published
     for n in range(40):  # requests of every week, by result
         r.request(f"n{n % 4 + 1}", NOW - timedelta(days=n * 1.5, minutes=n), ("ok", "timeout", "not_found")[n % 3])
     r.finish_run(NOW)
@@ -187,6 +189,10 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
         assert outcome.periods and outcome.audit.passed
         outcomes.append(json.dumps([outcome.published, outcome.decisions], sort_keys=True, ensure_ascii=False))
     assert outcomes[0] == outcomes[1]
+    # The record's first observation is not in the levelled database, but when it was is.
+    first = "SELECT MIN(started_at) FROM requests"
+    assert Store(working).one(first)[0] > Store(rebuilt).one(first)[0]
+    assert first_event(Store(working)) == first_event(Store(rebuilt))
 
 
 def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(record, tmp_path):
