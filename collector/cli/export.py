@@ -157,6 +157,9 @@ def level_command(out_dir, db, published, now, within, lock_wait):
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
+    if done.skipped:
+        click.echo(f"{db} left as it is: {done.skipped}")
+        return
     mib = 2 ** 20
     click.echo(f"levelled {db}: {done.bytes_before / mib:.1f} MiB -> {done.bytes_after / mib:.1f} MiB in "
                f"{done.seconds:.1f} s; left out (in the record): "

@@ -70,6 +70,7 @@ class Levelled:
     bytes_before: int = 0
     bytes_after: int = 0
     seconds: float = 0.0
+    skipped: str | None = None  # why the database was left as it was
 
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
@@ -90,6 +91,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     temporary = (target or db_path).with_name((target or db_path).name + ".levelling")
     for leftover in _files(temporary):
         leftover.unlink(missing_ok=True)
+    if last_batch(Path(out_dir)) is None and _empty(db_path):
+        size = _size(db_path)
+        return Levelled(db_path, bytes_before=size, bytes_after=size, skipped=f"{out_dir} holds no export file "
+                        "yet and the database no row: nothing to leave out")
     source = Store(db_path)
     try:
         _check_in_record(source, Path(out_dir), db_path)
@@ -168,6 +173,15 @@ def due(db_path: str | Path, now: datetime | None, hours: float) -> tuple[bool, 
     finally:
         store.close()
     return last is None or parse_instant(last) <= now - timedelta(hours=hours), last
+
+
+def _empty(db_path: Path) -> bool:
+    """Return True when the database holds no row of any record table (a first job's, before its first export)."""
+    store = Store(db_path)
+    try:
+        return not any(_count(store.conn, "main", t) for t in record_tables(store.conn))
+    finally:
+        store.close()
 
 
 def _last_run(source: Store) -> datetime | None:

@@ -237,3 +237,17 @@ def test_a_streams_working_database_stays_its_streams(tmp_path):
                                       "vantage": "v", "software_version": "0", "settings": {}})
     assert following == first + 1  # the stream's own range goes on
     assert export.export_new(store, out).rows == {"runs": 1}
+
+
+def test_the_first_job_levels_nothing_before_the_first_export(tmp_path):
+    db, out = tmp_path / "first.db", tmp_path / "record"
+    Store(db).conn.close()  # `export rebuild` of a record with no file yet: an empty database
+    result = CliRunner().invoke(cli, ["export", "level", "--db", str(db), "--out", str(out),
+                                      "--published", str(tmp_path / "published")])
+    assert result.exit_code == 0 and "left as it is" in result.output, result.output
+    store = Store(db)  # a database with rows but no export file is still refused: its rows are in no record
+    store.insert("runs", {"command": "run", "started_at": "2027-02-06T00:00:00.000000Z", "vantage": "v",
+                          "software_version": "0", "settings": {}})
+    store.conn.close()
+    with pytest.raises(ExportError, match="holds no export file"):
+        level(db, out, None, History.open(tmp_path / "published"))
