@@ -38,7 +38,7 @@ run: install
 ## The whole test suite (actionlint and zizmor over every workflow: tests/test_workflows.py; the browser
 ## test also needs Debian's chromium and fonts-noto-core: .ci/run installs them).
 test: install $(ACTIONLINT) $(AXE)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 BENCH_VENV := .venv-bench
 $(BENCH_VENV)/.installed: bench/requirements.txt
