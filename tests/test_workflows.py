@@ -658,6 +658,8 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
     assert resumed.returncode == 0 and "resumed" in resumed.stdout and "1 newer export file" in resumed.stdout, \
         resumed.stdout + resumed.stderr
     assert dump(tmp_path / "saved.db") == dump(tmp_path / "fresh.db") == dump(tmp_path / "job.db")
+    # Either way the job then works on the bounded working database (collector/collect/level.py).
+    assert "levelled" in fresh.stdout and "levelled" in resumed.stdout, fresh.stdout + resumed.stdout
 
     # A copy holding a run the record lacks (its job failed before pushing) is discarded.
     conn = sqlite3.connect(tmp_path / "saved.db")
