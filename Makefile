@@ -54,6 +54,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/extraction_lines.py
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
+	-$(PY) bench/working_db.py
 	-$(PY) bench/shards.py
 	-$(PY) bench/disclosure.py
 	-$(PY) bench/capture_delay.py

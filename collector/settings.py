@@ -234,6 +234,14 @@ COMPARISONS_PER_RUN = 600
 # A check still not comparable this many days after its first try is left for a
 # person (the release store has been unreachable for a week).
 COMPARISON_RETRY_DAYS = 7
+# The working database a job restores from the Actions cache holds only what the
+# jobs read (collector/collect/level.py): the recent ledger is this many days of
+# requests, intents, runs, listings, snapshots and capture attempts, counted back
+# from the database's last run. Twice the longest look back of any job over the
+# ledger: the archive job's UTC day (today's submissions and refusals); the
+# vantage window is 2 hours, SPN's status window under one; a comparison still
+# retried (COMPARISON_RETRY_DAYS) keeps its article whole.
+WORKING_LEDGER_DAYS = 2
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
 
 # Evidence (collector/evidence/). Export files are signed with an SSH key held

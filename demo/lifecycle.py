@@ -203,8 +203,14 @@ def evidence(demo: Demo, farm: Farm) -> Path:
                    INTERVAL, "--trust", folder, "--vantage", "demo-loopback")
     demo.collector("export", "verify", "--out", record, "--db", db, "--require-timestamps", "--trust", folder)
     day = min(p.parent for p in demo.warc.rglob("*.warc.gz")).relative_to(demo.warc)
+    from collector.evidence.wacz_signing import new_key
+
+    wacz_key = new_key(trust.folder / "keys" / "wacz.key")  # its public half: the demo's wacz-signers.pem
+    (trust.folder / "wacz-signers.pem").write_bytes(Path(f"{wacz_key}.pub").read_bytes())
     demo.collector("export", "wacz", "--day", "-".join(day.parts), "--warc-dir", warc,
-                   "--out", str(demo.out / "wacz"), "--key", str(trust.key))
+                   "--out", str(demo.out / "wacz"), "--key", str(trust.key), "--wacz-key", str(wacz_key))
+    demo.collector("export", "verify-wacz", str(demo.out / "wacz" / f"{'-'.join(day.parts)}.wacz"),
+                   "--signers", str(trust.folder / "wacz-signers.pem"))
     conn = sqlite3.connect(f"file:{demo.db}?mode=ro", uri=True)
     address = conn.execute("SELECT a.url FROM events e JOIN articles a ON a.id = e.article_id "
                            "ORDER BY e.kind = 'gone' DESC, e.id LIMIT 1").fetchone()[0]

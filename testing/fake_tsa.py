@@ -20,7 +20,8 @@ The authority's root and signing certificate are made here with
 `cryptography`, fresh for each instance; `root_pem` is what a repository
 would keep for it. `mode` makes it misbehave: "down" answers 503, "garbage"
 answers 200 with bytes that are no token, "other" signs with a second key
-its root never certified.
+its root never certified. `key_type="rsa"` makes every key RSA 2048 (as the
+default authorities' roots are) instead of ECDSA P-256.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from testing.farm import Farm, Host, Reply
@@ -68,13 +69,14 @@ def _key_pem(key) -> bytes:
 class FakeTsa:
     """An RFC 3161 authority served at `url` from a loopback host of the farm."""
 
-    def __init__(self, farm: Farm, name: str = "test-tsa", mode: str = "ok"):
+    def __init__(self, farm: Farm, name: str = "test-tsa", mode: str = "ok", key_type: str = "ec"):
         self.name = name
         self.mode = mode
         self.answered = 0
         self._dir = tempfile.TemporaryDirectory(prefix="fake-tsa-")
         root = Path(self._dir.name)
-        root_key, signer_key, other_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+        root_key, signer_key, other_key = (rsa.generate_private_key(65537, 2048) if key_type == "rsa"
+                                           else ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
         self.root = _certificate(f"{name} root", root_key, f"{name} root", root_key, ca=True)
         signer = _certificate(f"{name} signer", signer_key, f"{name} root", root_key, ca=False)
         stranger = _certificate(f"{name} signer", other_key, f"{name} stranger", other_key, ca=False)

@@ -43,3 +43,14 @@ def test_the_years_benchmark_rolls_the_record_over_into_a_repository_a_year(tmp_
     assert folder.verify([old, new]) == 48 + 48 + 1  # the next day's first job included
     assert folder.continues(new)["file"] == folder.record_name(folder.batches(old)[-1])
     assert not [p for p in folder.batches(new)[1:] if not folder.record_name(p).startswith("2027/")]
+
+
+def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "working_db.py"), "--days", "2", "--per-day", "12", "--entries", "20",
+         "--outlets", "40", "--keep", str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ +2 +\d+\.\d\d GiB \((under|OVER) 2 GB\) +\d+\.\d s", done.stdout, re.M), done.stdout
+    # The record it levelled against chains: the empty start, a file a day, and on the day measured the
+    # last hour's collect and archive jobs' own.
+    assert folder.verify(tmp_path / "record") == 1 + 2 + 2

@@ -205,7 +205,7 @@ def test_collect_runs_every_15_minutes_at_odd_minutes_never_cancelled():
 # repositories, the record's signing key, the deploy key of a public site repository.
 SECRETS = {
     "archive.yml": {"IA_ACCESS_KEY", "IA_SECRET_KEY", "TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
-    "collect.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
+    "collect.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY", "WACZ_SIGNING_KEY"},
     "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "pages.yml": {"TAKEDOWNWATCH_APP_KEY", "TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
@@ -252,6 +252,22 @@ def test_the_record_signing_key_reaches_only_the_steps_that_sign():
         assert order.index("Sign the new export files") < order.index("Timestamp the export files") \
             < order.index("Commit and push the record"), name
         assert text.count("secrets.RECORD_SIGNING_KEY") == len(holders)
+    collect = load(WORKFLOWS / "collect.yml")
+    holders = [s for s in steps(collect) if "WACZ_SIGNING_KEY" in str(s.get("env", {}))]
+    assert [s["run"].strip() for s in holders] == ["bash .github/scripts/package_wacz.sh"]
+
+
+def test_without_the_signing_secret_the_sign_step_passes_and_says_so_in_the_job_summary(tmp_path):
+    for name in ("collect.yml", "archive.yml"):
+        step = next(s for s in steps(load(WORKFLOWS / name)) if s.get("name") == "Sign the new export files")
+        summary = tmp_path / f"{name}.md"
+        done = subprocess.run(["bash", "-e", "-c", step["run"]], capture_output=True, text=True,
+                              env={"PATH": os.environ["PATH"], "RECORD_SIGNING_KEY": "", "RECORD": str(tmp_path),
+                                   "RUNNER_TEMP": str(tmp_path), "GITHUB_STEP_SUMMARY": str(summary)})
+        assert done.returncode == 0 and "::warning::RECORD_SIGNING_KEY is not set" in done.stdout, name
+        assert "RECORD_SIGNING_KEY is not set" in summary.read_text(encoding="utf-8"), name
+    script = (SCRIPTS / "package_wacz.sh").read_text(encoding="utf-8")
+    assert '--wacz-key "$wacz_key"' in script and script.count('>> "$summary"') == 2
 
 
 def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_permissions_only():
@@ -642,6 +658,8 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
     assert resumed.returncode == 0 and "resumed" in resumed.stdout and "1 newer export file" in resumed.stdout, \
         resumed.stdout + resumed.stderr
     assert dump(tmp_path / "saved.db") == dump(tmp_path / "fresh.db") == dump(tmp_path / "job.db")
+    # Either way the job then works on the bounded working database (collector/collect/level.py).
+    assert "levelled" in fresh.stdout and "levelled" in resumed.stdout, fresh.stdout + resumed.stdout
 
     # A copy holding a run the record lacks (its job failed before pushing) is discarded.
     conn = sqlite3.connect(tmp_path / "saved.db")

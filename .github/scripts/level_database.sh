@@ -9,25 +9,29 @@
 # the database is rebuilt from the whole record. A record folder checked out sparsely (its newest
 # days: record_repository.sh) is checked out whole first when the copy is older than those days. A record folder that continues last year's
 # record repository (CONTINUES.json) cannot be rebuilt alone: the job then stops, asking for the
-# rebuild-database workflow, which reads every year's repository.
+# rebuild-database workflow, which reads every year's repository. Level with the record, the database
+# is then replaced by the bounded working database (`export level`: what the jobs read; everything
+# left out is in the record, and `export rebuild` makes the full database for browsing); a database
+# levelled less than LEVEL_EVERY_HOURS (20) ago is left as it is.
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
 record=${1:?usage: level_database.sh RECORD DB}
 db=${2:?usage: level_database.sh RECORD DB}
 python=${PYTHON:-python}
+every=${LEVEL_EVERY_HOURS:-20}  # a level copies the whole working database: the first job of each day does it
 source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-    exit 0
+    exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"
   fi
   # A sparse checkout holds the newest days only: a cache older than them needs the rest.
   if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
     echo "checking out the whole record folder: the cached database is older than its newest days" >&2
     git -C "$record" sparse-checkout disable
     if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-      exit 0
+      exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"
     fi
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
@@ -43,3 +47,4 @@ repository: run the rebuild-database workflow (it reads every year's) and then t
 fi
 # The folder's own stream only: the default stream's folder also holds the other streams' (streams/).
 "$python" -m collector export rebuild --out "$record" --db "$db" --stream .
+"$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"

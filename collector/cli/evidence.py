@@ -221,31 +221,63 @@ def restore_triggers_command(db, out_dir, operator, reason):
 @click.option("--out", "out_dir", default="data/wacz", show_default=True, help="Folder the package is written to.")
 @click.option("--key", envvar="TAKEDOWNWATCH_RECORD_KEY", default=None,
               help="SSH private key to sign the package with (or TAKEDOWNWATCH_RECORD_KEY).")
+@click.option("--wacz-key", envvar="TAKEDOWNWATCH_WACZ_KEY", default=None,
+              help="ECDSA P-384 private key (PEM) to sign the package inside, per the WACZ signing "
+                   "specification's anonymous signature (or TAKEDOWNWATCH_WACZ_KEY).")
 @edge
-def wacz_command(day, warc_dir, out_dir, key):
-    """Package one day's WARC files as a WACZ, validate it, and sign it (DAY.wacz.sig).
+def wacz_command(day, warc_dir, out_dir, key, wacz_key):
+    """Package one day's WARC files as a WACZ, sign it, validate it (and sign it beside: DAY.wacz.sig).
+
+    With --wacz-key, datapackage-digest.json gets the WACZ signing
+    specification's anonymous signedData, as ReplayWeb.page verifies it.
 
     \b
     Example:
-        python -m collector export wacz --day 2026-09-01 --warc-dir downloaded --key record.key
+        python -m collector export wacz --day 2026-09-01 --warc-dir downloaded --key record.key --wacz-key wacz.key
     """
     from collector.evidence import sshsig
     from collector.evidence.wacz import NAMESPACE, WaczError, package_day, validate
+    from collector.evidence.wacz_signing import sign_package
     from collector.record.fileformat import file_sha256
 
     path = package_day(warc_dir, day, out_dir)
+    if wacz_key:
+        sign_package(path, wacz_key)
     valid, said = validate(path)
     if not valid:
         raise WaczError(f"{path} does not validate: {said.strip()[-300:]}")
     if key:
         sshsig.sign(path, key, NAMESPACE)
-    click.echo(f"{path}: valid WACZ, SHA-256 {file_sha256(path)}" + (", signed" if key else ""))
+    done = [w for w, given in (("signed inside (WACZ signing 0.1.0)", wacz_key), ("signed beside (.sig)", key))
+            if given]
+    click.echo(f"{path}: valid WACZ, SHA-256 {file_sha256(path)}" + "".join(f", {d}" for d in done))
+
+
+@click.command("verify-wacz")
+@click.argument("package")
+@click.option("--signers", default=f"{settings.TRUST_DIR}/wacz-signers.pem", show_default=True,
+              help="PEM file of the public keys the record's WACZ packages may be signed with.")
+@edge
+def verify_wacz_command(package, signers):
+    """Check a WACZ package's signature (datapackage-digest.json) against the record's WACZ keys.
+
+    \b
+    Example:
+        python -m collector export verify-wacz data/wacz/2026-09-01.wacz
+    """
+    from collector.evidence.wacz_signing import verify_package
+
+    click.echo(f"{package}: signature good, {verify_package(package, signers)}")
 
 
 def register(export: click.Group) -> None:
     """Add the evidence commands to the export group."""
-    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command, wacz_command):
+    for command in (sign_command, timestamp_command, verify_command, restore_triggers_command, wacz_command,
+                    verify_wacz_command):
         export.add_command(command)
+
+
+INCOMPLETE_EXIT_CODE = 3  # the bundle was written, but some WARC records could not be had
 
 
 @click.command("evidence")
@@ -254,24 +286,59 @@ def register(export: click.Group) -> None:
 @click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database of the record.")
 @click.option("--record", "record_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
 @click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files.")
+@click.option("--warc-store", default=None,
+              help="GitHub API address of the repository whose releases hold the WARC files "
+                   "(https://api.github.com/repos/OWNER/REPO): a record not in --warc-dir is read from its "
+                   "release asset, each download a ledger row; token from GH_TOKEN or GITHUB_TOKEN.")
+@click.option("--vantage", default=None, help="Name of the network location downloads come from.")
+@click.option("--min-interval", type=float, default=None, help="As for `run`: below 2 s only for loopback.")
 @_trust_option
 @edge
-def evidence_command(address, out_dir, db, record_dir, warc_dir, trust_dir):
+def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, vantage, min_interval, trust_dir):
     """Write the evidence bundle of one article: rows, requests, WARC records, signed record lines, tokens.
 
     The folder has VERIFY.md (English and Bangla) and verify.py, which checks
-    it offline with the standard library only. Never published.
+    it offline with the standard library only. Never published. A WARC record
+    neither in --warc-dir nor to be had from --warc-store leaves the bundle
+    incomplete: it is written, lists each such record and why in rows.json,
+    and the command exits 3 (verify.py exits 2 on it).
 
     \b
     Example:
-        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc
+        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc \\
+            --warc-store https://api.github.com/repos/OWNER/REPO
     """
     from collector.evidence.bundle import write_bundle
     from collector.record.store import open_read_only
 
+    interval, loopback = _interval(min_interval, [warc_store] if warc_store else [])
+    opened = []
+
+    def releases():
+        from collector.collect.context import RunContext, default_vantage
+        from collector.net.releases import ReleaseStore, token_from_env
+        from collector.record.store import Store
+
+        ctx = RunContext.open(Store(db), "evidence", clock=make_clock(None), vantage=vantage or default_vantage(),
+                              warc_dir=warc_dir, interval=interval, allow_loopback=loopback)
+        opened.append(ctx)
+        return ReleaseStore(ctx.fetcher, warc_store, token_from_env())
+
     conn = open_read_only(db)
     try:
-        archive = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir))
+        bundle = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir),
+                              releases if warc_store else None)
     finally:
         conn.close()
-    click.echo(f"wrote {out_dir}/ and {archive}: check it with `python3 verify.py` in the folder")
+        for ctx in opened:
+            ctx.finish()
+            ctx.store.close()
+    if bundle.downloads:
+        click.echo(f"{len(bundle.downloads)} download request(s) from {warc_store}, each in the ledger", err=True)
+    for item in bundle.missing:
+        click.echo(f"incomplete: request {item['request_id']} ({item['warc_file']}): {item['why']}", err=True)
+    click.echo(f"wrote {out_dir}/ and {bundle.archive}: check it with `python3 verify.py` in the folder")
+    if not bundle.complete:
+        click.echo(f"INCOMPLETE: {len(bundle.missing)} WARC record(s) not in the bundle (listed in rows.json)",
+                   err=True)
+        raise SystemExit(INCOMPLETE_EXIT_CODE)

@@ -117,6 +117,55 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
         click.echo(f"rebuilt {db}: " + (rows or "empty record"))
 
 
+@export.command("level")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
+              help="The record folder the database is level with (this period's).")
+@click.option("--db", default="data/takedownwatch.db", show_default=True, help="Working database to level.")
+@click.option("--published", default="data/published", show_default=True,
+              help="The published history: rows of periods it already holds need not be kept.")
+@click.option("--now", default=None, help="ISO-8601 instant the recent ledger is counted back from "
+                                          "(default: when the database's last run started).")
+@click.option("--unless-within", "within", type=float, default=0.0, show_default=True,
+              help="Hours: leave a database levelled less long ago than this as it is (a level copies "
+                   "the whole working database; once a day is enough, the rest of the day's rows wait).")
+@lock_option
+def level_command(out_dir, db, published, now, within, lock_wait):
+    """Replace the working database by one holding only what the jobs read.
+
+    The database must be level with the record (export rebuild, or rebuild
+    --resume): every row left out is then in the record's export files, and
+    `export rebuild` makes the full database from them. Refused, the database
+    left as it was, when it holds anything the record does not.
+
+    \b
+    Example:
+        python -m collector export level --out data/record --db data/takedownwatch.db
+    """
+    from collector.collect.level import due, level
+    from collector.publish.history import History
+
+    when = make_clock(now).now() if now else None
+    try:
+        with exclusive(db, "export level", lock_wait):
+            if within:
+                wanted, last = due(db, when, within)
+                if not wanted:
+                    click.echo(f"{db} was levelled at {last}, less than {within:g} hours ago: left as it is")
+                    return
+            done = level(db, out_dir, when, History.open(published))
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
+    except TakedownWatchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if done.skipped:
+        click.echo(f"{db} left as it is: {done.skipped}")
+        return
+    mib = 2 ** 20
+    click.echo(f"levelled {db}: {done.bytes_before / mib:.1f} MiB -> {done.bytes_after / mib:.1f} MiB in "
+               f"{done.seconds:.1f} s; left out (in the record): "
+               + (", ".join(f"{t} {n}" for t, n in done.left_out.items()) or "nothing"))
+
+
 @export.command("rollover")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
               help="This year's record folder (a clone of its record repository).")

@@ -181,6 +181,12 @@ def count_due(store: Store, now: datetime, outlets: Collection[str] | None = Non
     return store.one(f"SELECT COUNT(*) FROM ({sql})", params)[0]
 
 
+def pending_articles(conn) -> set[int]:
+    """Return the ids of the articles with any check not yet performed, due now or later."""
+    sql, params = _pending_sql()
+    return {row[0] for row in conn.execute(f"SELECT DISTINCT p.article_id FROM ({sql}) AS p", params)}
+
+
 def next_due_at(store: Store) -> datetime | None:
     """Return when the earliest check not yet performed falls due, or None when none is scheduled."""
     sql, params = _pending_sql()

@@ -3,11 +3,13 @@
 The folder (and a zip of it) holds the article's rows (articles, addresses,
 snapshots, checks, events, Internet Archive submissions and their copy
 addresses), every ledger row of every request about it, the WARC records of
-those exchanges cut from the local WARC files, the export files whose lines
+those exchanges cut from the local WARC files (or read from the release
+asset the record names for the file, each download a ledger row), the export files whose lines
 hold those rows with their signatures and tokens, the chain of every later
 file's hashes to the newest signed, timestamped head, the trust material
 (allowed signers, the authorities' roots), VERIFY.md in English and Bangla,
-and verify.py (collector/evidence/bundle_check.py, standard library only).
+and verify.py with its modules (collector/evidence/checker/, standard library
+only: no ssh-keygen or openssl either).
 MANIFEST.json names every file with its SHA-256. A bundle is for the people
 handling a case; the site never publishes one.
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from collector.errors import BadArgument
@@ -27,26 +31,54 @@ from collector.record.folder import batches, read_ahead
 from collector.record.fileformat import read_lines
 from collector.urls import comparison_key
 
-CHECKER = Path(__file__).with_name("bundle_check.py")
+CHECKER = Path(__file__).with_name("checker")  # verify.py and its modules, standard library only
 TEXTS = Path(__file__).with_name("bundle_texts.md")
 
 
-def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path, trust_dir: Path) -> Path:
-    """Return the zip written beside the folder `out` after writing the bundle of one article."""
+@dataclass
+class Bundle:
+    """What was written: the zip, and each WARC record the bundle could not get (request id, why)."""
+
+    archive: Path
+    missing: list[dict]
+    downloads: list[int]
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+
+def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path, trust_dir: Path,
+                 warc_store: Callable | None = None) -> Bundle:
+    """Return what was written: the bundle of one article in the folder `out`, and a zip beside it.
+
+    A WARC record not in the local WARC files is read from the release asset
+    its file's warc_files row names, through `warc_store()` (a
+    net.releases.ReleaseStore, made on first need: every download is a ledger
+    row). A record that cannot be had is listed in rows.json under
+    "incomplete" with why, and the bundle is incomplete: verify.py says so and
+    exits 2, not 0.
+    """
     rows = article_rows(conn, address)
     if out.exists() and any(out.iterdir()):
         raise BadArgument(f"{out} exists and is not empty", option="--out")
     out.mkdir(parents=True, exist_ok=True)
     locations = _copy_record(rows, record_dir, out / "record")
-    warc = _cut_warc(rows["requests"], warc_dir, out / "warc")
-    _dump(out / "rows.json", {"address": address, "rows": rows, "lines": locations, "warc": warc})
+    warc, downloads = _cut_warc(conn, rows["requests"], Path(warc_dir), out / "warc", warc_store)
+    missing = [{"request_id": e["request_id"], "warc_file": e["warc_file"], "why": e["why"]}
+               for e in warc if e["file"] is None]
+    download_rows = [dict(r) for r in conn.execute(
+        f"SELECT * FROM requests WHERE id IN ({', '.join('?' for _ in downloads)}) ORDER BY id", downloads)]
+    _dump(out / "rows.json", {"address": address, "rows": rows, "lines": locations, "warc": warc,
+                              "downloads": download_rows, "incomplete": missing})
     trust = out / "trust"
     trust.mkdir()
     for item in [Path(trust_dir) / "allowed_signers", Path(trust_dir) / "timestamping.toml",
                  *Path(trust_dir).rglob("*.pem")]:
         if item.is_file():
             shutil.copy(item, trust / item.name)
-    shutil.copy(CHECKER, out / "verify.py")
+    for module in sorted(CHECKER.glob("*.py")):
+        shutil.copy(module, out / module.name)
     shutil.copy(TEXTS, out / "VERIFY.md")
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     _dump(out / "MANIFEST.json", {name: file_sha256(out / name) for name in files})
@@ -55,7 +87,7 @@ def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path
         for path in sorted(out.rglob("*")):
             if path.is_file():
                 bundle.write(path, f"{out.name}/{path.relative_to(out).as_posix()}")
-    return archive
+    return Bundle(archive, missing, downloads)
 
 
 def article_rows(conn, address: str) -> dict[str, list[dict]]:
@@ -121,24 +153,61 @@ def _copy_record(rows: dict[str, list[dict]], record_dir: Path, target: Path) ->
     return locations
 
 
-def _cut_warc(requests: list[dict], warc_dir: Path, target: Path) -> list[dict]:
-    """Copy each request's WARC response record (a gzip member: a WARC file of its own) from the local files."""
+def _cut_warc(conn, requests: list[dict], warc_dir: Path, target: Path,
+              warc_store: Callable | None) -> tuple[list[dict], list[int]]:
+    """Return (an entry per WARC record, the ids of the download requests made) after copying each record.
+
+    Each request's response record (a gzip member: a WARC file of its own) is
+    cut from the local WARC file, else read from its file's release asset.
+    """
     target.mkdir(parents=True)
-    cut = []
+    cut, downloads, store = [], [], None
     for row in requests:
         if row.get("warc_file") is None:
             continue
-        source = Path(warc_dir) / row["warc_file"]
+        source = warc_dir / row["warc_file"]
         entry = {"request_id": row["id"], "warc_file": row["warc_file"], "offset": row["warc_offset"],
-                 "length": row["warc_length"], "file": None}
+                 "length": row["warc_length"], "file": None, "from": None, "why": None}
+        data = None
         if source.is_file():
             with open(source, "rb") as fh:
                 fh.seek(row["warc_offset"])
                 data = fh.read(row["warc_length"])
+            entry["from"] = "local WARC file"
+        else:
+            if warc_store is not None and store is None and _asset_of(conn, row) is not None:
+                store = warc_store()
+            data = _from_release(conn, row, store, entry)
+            downloads += entry.get("download_requests", [])
+        if data is not None:
             entry["file"] = f"warc/request-{row['id']}.warc.gz"
             (target / f"request-{row['id']}.warc.gz").write_bytes(data)
         cut.append(entry)
-    return cut
+    return cut, downloads
+
+
+def _asset_of(conn, row: dict):
+    return conn.execute("SELECT release_tag, asset_name FROM warc_files WHERE name = ? ORDER BY id DESC LIMIT 1",
+                        (row["warc_file"],)).fetchone()
+
+
+def _from_release(conn, row: dict, store, entry: dict) -> bytes | None:
+    """Return the request's WARC record read from its file's release asset, or None with entry["why"] set."""
+    asset = _asset_of(conn, row)
+    if asset is None:
+        entry["why"] = "not in the local WARC files, and no release asset is recorded for its file"
+        return None
+    where = f"release asset {asset[0]}/{asset[1]}"
+    if store is None:
+        entry["why"] = f"not in the local WARC files; {where} not asked (no release store given: --warc-store)"
+        return None
+    got = store.read(asset[0], asset[1], row["warc_offset"], row["warc_length"])
+    entry["download_requests"] = list(got.requests)
+    if got.data is None:
+        entry["why"] = f"not in the local WARC files; {where}: {got.problem}"
+        return None
+    entry["from"] = where
+    return got.data
 
 
 def _dump(path: Path, value) -> None:

@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from collector.publish.periods import Period, bucket_sql, julian_day, month, week, week_id, weeks_of_month
+from collector.record.shadows import level_floor
 from collector.record.store import Store
 
 # Counts per outlet and week that add up to the month.
@@ -66,7 +67,12 @@ def read_block(store: Store, month_id: str, since=None) -> Block:
 
 
 def first_event(store: Store):
-    """Return the Julian day of the earliest observation the figures count, or None."""
+    """Return the Julian day of the earliest observation the figures count, or None.
+
+    A levelled working database keeps the record's recent rows only, and the
+    day of its first observation beside them (collector/collect/level.py).
+    """
+    floor = level_floor(store.conn)
     row = store.one("""
         SELECT MIN(j) FROM (
             SELECT MIN(julianday(fetched_at)) AS j FROM listings
@@ -74,7 +80,8 @@ def first_event(store: Store):
             UNION ALL SELECT MIN(julianday(queued_at)) FROM capture_queue
             UNION ALL SELECT MIN(julianday(started_at)) FROM requests WHERE outlet_id IS NOT NULL
             UNION ALL SELECT MIN(julianday(probed_at)) FROM source_probes)""")
-    return None if row is None else row[0]
+    found = None if row is None else row[0]
+    return found if floor is None else (floor if found is None else min(floor, found))
 
 
 def _add(block: Block, outlet: str, period: str, measure: str, amount: int = 1) -> None:

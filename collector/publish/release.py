@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from collector import settings
 from collector.clock import iso
@@ -37,7 +37,7 @@ from collector.publish.cells import ADDITIVE, first_event, read_block
 from collector.publish.disclosure import Decision, Protector, disclosive, primary
 from collector.publish.figures import (COUNTS, MEDIAN, RATES, TOTAL_ID, cells_of, median_minutes,
                                        membership, ratio)
-from collector.publish.periods import closed_periods, from_julian_day
+from collector.publish.periods import closed_periods, from_julian_day, month
 from collector.record.store import Store
 
 WITHHELD = {"withheld": True}
@@ -86,6 +86,26 @@ def release(store: Store, now: datetime, history, write: bool = True) -> Release
         history.append(out.published, out.decisions)
         out.appended = True
     return out
+
+
+def unpublished_from(store: Store, history) -> datetime | None:
+    """Return the start of the first month a later release still reads (None: the whole record).
+
+    That is the month of the first period not yet in the published history;
+    every row a release computes figures from is observed after it, or is
+    an article's first listing (collector/collect/level.py keeps those).
+    """
+    start = first_event(store)
+    if start is None:
+        return None
+    since = from_julian_day(start)
+    known = set(history.periods())
+    later = since
+    while True:  # the published history is in period order: the first period missing from it
+        for period in closed_periods(since, later):
+            if period.id not in known:
+                return month(period.month, since).start
+        later += timedelta(days=40)
 
 
 def decide_month(store: Store, now: datetime, old: list[tuple[dict, dict]], month: str, periods, since=None):

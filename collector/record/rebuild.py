@@ -75,7 +75,7 @@ def resume(out_dir: str | Path | list, db_path: str | Path,
             if read_header(path).get("previous_sha256") != previous:
                 raise ExportError(f"{path}: does not follow the file before it (SHA-256 chain broken)")
             previous = file_sha256(path)
-        _check_nothing_unexported(store.conn, files[at], db_path)
+        check_nothing_unexported(store.conn, files[at], db_path)
     finally:
         store.close()
     return len(later), _replay(db_path, later, check_references=False, progress=progress)
@@ -92,7 +92,7 @@ def _shown(folders: list[Path]) -> str:
     return ", ".join(str(f) for f in folders)
 
 
-def _check_nothing_unexported(conn, path: Path, db_path) -> None:
+def check_nothing_unexported(conn, path: Path, db_path) -> None:
     """Raise unless the database holds no row, and no state, that the export file at path does not."""
     header = read_header(path)
     check_continues(conn, header, path)  # names the file the database should match

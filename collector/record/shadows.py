@@ -5,6 +5,8 @@ cannot find their new rows by id. Each keyed table `T` has a shadow
 `export_shadow_T` holding its rows as last exported; an export writes the
 rows that differ from their shadow and then updates it. `export_head` names
 the export file the database was last level with, and its SHA-256.
+`export_level` is what a working database left out when it was levelled
+(collector/collect/level.py): the first instant the whole record observed.
 """
 
 from __future__ import annotations
@@ -102,3 +104,24 @@ def set_head(conn: sqlite3.Connection, batch: str, sha: str) -> None:
     conn.execute("INSERT INTO export_head (id, batch, sha256) VALUES (1, ?, ?) "
                  "ON CONFLICT(id) DO UPDATE SET batch = excluded.batch, sha256 = excluded.sha256",
                  (batch, sha))
+
+
+LEVEL_TABLE = "export_level"  # bookkeeping (never exported): what levelling left out
+
+
+def level_floor(conn: sqlite3.Connection) -> float | None:
+    """Return the Julian day of the whole record's first observation, when this database was levelled."""
+    row = _level_row(conn, "first_event")
+    return None if row is None else row[0]
+
+
+def levelled_at(conn: sqlite3.Connection) -> str | None:
+    """Return the instant (the record's clock) this database was last levelled at, or None."""
+    row = _level_row(conn, "levelled_at")
+    return None if row is None else row[0]
+
+
+def _level_row(conn: sqlite3.Connection, column: str):
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LEVEL_TABLE,)).fetchone():
+        return None
+    return conn.execute(f"SELECT {column} FROM {LEVEL_TABLE} WHERE id = 1").fetchone()

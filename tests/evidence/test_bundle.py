@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import json
+import shutil
+import sqlite3
 import subprocess
 import sys
 import zipfile
@@ -22,9 +25,10 @@ from collector.record.registry_mirror import sync_registry
 from collector.record.store import Store
 from collector.registry import parse_registry
 from testing import hostile, replica
+from testing.release_store import FakeReleaseStore
 from testing.trust import make_trust
 
-CHECKER = Path(__file__).resolve().parents[2] / "collector" / "evidence" / "bundle_check.py"
+CHECKER = Path(__file__).resolve().parents[2] / "collector" / "evidence" / "checker"
 
 
 @pytest.fixture
@@ -50,16 +54,31 @@ def collected(tmp_path, farm):
     return tmp_path, host.url("/news/1")
 
 
-def _bundle(root: Path, address: str) -> Path:
-    result = CliRunner().invoke(cli, ["evidence", address, "--out", str(root / "bundle"), "--db", str(root / "work.db"),
+def _bundle(root: Path, address: str, *more: str, code: int = 0, out: str = "bundle"):
+    result = CliRunner().invoke(cli, ["evidence", address, "--out", str(root / out), "--db", str(root / "work.db"),
                                       "--record", str(root / "record"), "--warc-dir", str(root / "warc"),
-                                      "--trust", str(root / "trust")])
-    assert result.exit_code == 0, result.output
-    return root / "bundle"
+                                      "--trust", str(root / "trust"), *more])
+    assert result.exit_code == code, result.output
+    return (root / out) if not (more or code) else (root / out, result)
+
+
+def _published(root: Path, farm) -> FakeReleaseStore:
+    """Return a loopback release store holding every WARC file as the record names it, data/warc then gone."""
+    releases = FakeReleaseStore(farm)
+    conn = sqlite3.connect(root / "work.db")
+    named = conn.execute("SELECT name, release_tag, asset_name FROM warc_files").fetchall()
+    conn.close()
+    assert named
+    for name, tag, asset in named:
+        releases.add(tag, asset, (root / "warc" / name).read_bytes())
+    shutil.rmtree(root / "warc")  # a fresh runner, or a lawyer's laptop
+    return releases
 
 
 def _check(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-I", "verify.py"], cwd=folder, capture_output=True, text=True)
+    """Run the bundle's checker as a lawyer would, with no ssh-keygen or openssl to be found (PATH empty)."""
+    return subprocess.run([sys.executable, "-I", "verify.py"], cwd=folder, capture_output=True, text=True,
+                          env={"PATH": ""})
 
 
 def test_a_bundle_verifies_offline_and_holds_what_the_record_says(collected):
@@ -73,6 +92,51 @@ def test_a_bundle_verifies_offline_and_holds_what_the_record_says(collected):
     assert "python3 verify.py" in text and "যাচাই" in text
     with zipfile.ZipFile(root / "bundle.zip") as archive:
         assert archive.testzip() is None and "bundle/verify.py" in archive.namelist()
+
+
+def test_without_local_warc_files_the_records_come_from_the_release_assets_each_download_in_the_ledger(
+        collected, farm, monkeypatch):
+    root, address = collected
+    local = _bundle(root, address, out="local")
+    expected = sorted(p.name for p in (local / "warc").iterdir())
+    assert expected
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    releases = _published(root, farm)
+    bundle, result = _bundle(root, address, "--warc-store", releases.base, "--min-interval", "0.02")
+    assert sorted(p.name for p in (bundle / "warc").iterdir()) == expected
+    for name in expected:  # the same bytes as cut from the local file
+        assert (bundle / "warc" / name).read_bytes() == (local / "warc" / name).read_bytes()
+    done = _check(bundle)
+    assert done.returncode == 0 and "VERIFIED" in done.stdout, done.stdout
+    conn = sqlite3.connect(root / "work.db")
+    ledger = conn.execute("SELECT id, url, status_code FROM requests WHERE purpose = 'evidence' ORDER BY id").fetchall()
+    conn.close()
+    assert releases.downloads() >= 1 and ledger and "/releases/tags/" in ledger[0][1]
+    bundled = json.loads((bundle / "rows.json").read_text(encoding="utf-8"))
+    assert [r["id"] for r in bundled["downloads"]] == [r[0] for r in ledger]
+    assert bundled["incomplete"] == [] and all(e["from"].startswith("release asset warc-") for e in bundled["warc"])
+
+
+def test_with_the_release_store_down_the_bundle_says_which_records_it_lacks(collected, farm, monkeypatch):
+    root, address = collected
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    releases = _published(root, farm)
+    releases.down = True
+    bundle, result = _bundle(root, address, "--warc-store", releases.base, "--min-interval", "0.02", code=3)
+    bundled = json.loads((bundle / "rows.json").read_text(encoding="utf-8"))
+    missing = bundled["incomplete"]
+    assert missing and {m["request_id"] for m in missing} == {e["request_id"] for e in bundled["warc"]}
+    assert all("503" in m["why"] for m in missing), missing
+    for item in missing:
+        assert f"incomplete: request {item['request_id']} ({item['warc_file']})" in result.output
+    assert "INCOMPLETE" in result.output and list((bundle / "warc").iterdir()) == []
+    done = _check(bundle)
+    assert done.returncode == 2 and "INCOMPLETE" in done.stdout and "VERIFIED" not in done.stdout, done.stdout
+    # Without a release store at all, the same bundle says the asset was not asked.
+    again, said = _bundle(root, address, code=3, out="unasked")
+    assert "not asked (no release store given: --warc-store)" in said.output
 
 
 def test_one_changed_byte_anywhere_fails_and_says_where(collected):
@@ -112,8 +176,12 @@ def test_a_row_edited_with_its_manifest_entry_still_fails_on_the_record(collecte
 
 
 def test_the_checker_uses_the_standard_library_only():
-    allowed = set(sys.stdlib_module_names)
-    tree = ast.parse(CHECKER.read_text())
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported and imported <= allowed, imported - allowed
+    modules = sorted(CHECKER.glob("*.py"))
+    own = {p.stem for p in modules}
+    assert {"verify", "verify_der", "verify_ssh", "verify_math"} <= own
+    allowed = set(sys.stdlib_module_names) - {"subprocess"}  # and no ssh-keygen or openssl either
+    for module in modules:
+        tree = ast.parse(module.read_text())
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert imported and imported <= allowed | own, (module.name, imported - allowed - own)

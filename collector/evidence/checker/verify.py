@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Checks a Takedown Watch evidence bundle offline: `python3 verify.py` in the bundle's folder.
 
-Standard library only (Python 3.11 or later). It re-checks every file's
+Standard library only (Python 3.11 or later), with its own modules beside it:
+verify_ssh.py (SSH signatures), verify_der.py (RFC 3161 tokens, X.509, CMS)
+and verify_math.py (Ed25519, ECDSA, RSA). It re-checks every file's
 SHA-256 against MANIFEST.json, the chain of export-file hashes to the head,
 that each row of rows.json is the line of the export file it names, that each
-WARC record is the response its ledger row points at, the SSH signatures
-(with ssh-keygen, when installed) and the RFC 3161 tokens (with openssl, when
-installed; otherwise their digest and time only). It stops at the first
-failure and says where; exit code 0 means every check passed.
+WARC record is whole (its block digest) and the response its ledger row
+points at, the SSH signatures against the allowed signers, and the RFC 3161
+tokens (signature, certificate chain to the authority's root in trust/,
+message imprint, time): no ssh-keygen or openssl needed. It stops at the
+first failure and says where (exit code 1); exit code 0 means every check
+passed; 2 means every check passed but the bundle is incomplete (some WARC records
+could not be had when it was made: rows.json lists them and why).
 """
 
 import base64
@@ -16,12 +21,12 @@ import gzip
 import hashlib
 import json
 import re
-import shutil
-import subprocess
 import sys
 import tomllib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
+
+verify_der = verify_ssh = None  # its own modules, imported once MANIFEST.json vouches for them (load_checks)
 
 SIGNER = "takedownwatch-record"
 NAMESPACE = "takedownwatch-record"
@@ -107,14 +112,18 @@ def check_warc(root: Path, bundle: dict) -> int:
     checked = 0
     for entry in bundle["warc"]:
         if entry["file"] is None:
-            print(f"  note: request {entry['request_id']}: its WARC record was not in the local WARC files")
+            print(f"  INCOMPLETE: request {entry['request_id']}: no WARC record: {entry.get('why')}")
             continue
         try:
             record = gzip.decompress((root / entry["file"]).read_bytes())
         except (OSError, EOFError) as exc:
             raise Failed(f"{entry['file']}: not a whole gzip WARC record ({exc})")
-        head = record.split(b"\r\n\r\n", 1)[0].decode("utf-8", "replace")
+        head, _, block = record.partition(b"\r\n\r\n")
+        head = head.decode("utf-8", "replace")
         fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
+        block = block[:int(fields.get("Content-Length", len(block)))]
+        if fields.get("WARC-Block-Digest") != "sha1:" + base64.b32encode(hashlib.sha1(block).digest()).decode():
+            raise Failed(f"{entry['file']}: its content is not the one its WARC-Block-Digest names")
         request = requests[entry["request_id"]]
         if fields.get("WARC-Type") != "response" or fields.get("WARC-Target-URI") != request["url"]:
             raise Failed(f"{entry['file']}: not the response to request {request['id']} ({request['url']})")
@@ -126,27 +135,27 @@ def check_warc(root: Path, bundle: dict) -> int:
 
 
 def check_signatures(root: Path, chain: list) -> str:
-    keygen = shutil.which("ssh-keygen")
+    signers = (root / "trust" / "allowed_signers").read_text(encoding="utf-8")
     files = [root / "record" / e["file"] for e in chain if (root / "record" / e["file"]).is_file()]
-    if keygen is None:
-        return "not checked (ssh-keygen not installed)"
     for path in files:
         signature = Path(f"{path}.sig")
+        where = signature.relative_to(root)
         if not signature.is_file():
             raise Failed(f"{path.relative_to(root)}: has no signature")
-        with open(path, "rb") as data:
-            done = subprocess.run([keygen, "-Y", "verify", "-f", str(root / "trust" / "allowed_signers"),
-                                   "-I", SIGNER, "-n", NAMESPACE, "-s", str(signature)],
-                                  stdin=data, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise Failed(f"{signature.relative_to(root)}: not a good signature of {path.name} by {SIGNER}")
+        try:
+            verify_ssh.verify(path.read_bytes(), signature.read_text(encoding="utf-8"), signers, SIGNER, NAMESPACE)
+        except (verify_ssh.Refused, ValueError) as exc:
+            raise Failed(f"{where}: not a good signature of {path.name} by {SIGNER}: {exc}")
     return f"{len(files)} good"
 
 
 def check_tokens(root: Path, chain: list) -> str:
     config = tomllib.loads((root / "trust" / "timestamping.toml").read_text(encoding="utf-8"))
-    roots = {a["name"]: [root / "trust" / Path(r).name for r in a.get("roots", [])] for a in config["authority"]}
-    openssl = shutil.which("openssl")
+    roots = {}
+    for authority in config["authority"]:
+        roots[authority["name"]] = [c for r in authority.get("roots", [])
+                                    for c in verify_der.pem_certificates((root / "trust" / Path(r).name)
+                                                                         .read_text(encoding="ascii"))]
     count = 0
     for entry in chain:
         path = root / "record" / entry["file"]
@@ -157,22 +166,25 @@ def check_tokens(root: Path, chain: list) -> str:
         for token in sorted(path.parent.glob(path.name + ".*.tsr")):
             authority = token.name[len(path.name) + 1:-4]
             where = token.relative_to(root)
-            data = token.read_bytes()
-            if hashlib.sha256(path.read_bytes()).digest() not in data:
-                raise Failed(f"{where}: does not hold {path.name}'s SHA-256")
-            when = re.search(rb"\x18[\x0f-\x17](\d{14})(?:\.\d+)?Z", data)
-            if when is None:
-                raise Failed(f"{where}: no time in it")
-            stamped = datetime.strptime(when.group(1).decode(), "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc)
+            if authority not in roots:
+                raise Failed(f"{where}: {authority} is not an authority whose roots the bundle keeps")
+            try:
+                stamped = verify_der.check_token(token.read_bytes(), path.read_bytes(), roots[authority])
+            except (verify_der.Refused, ValueError, IndexError) as exc:
+                raise Failed(f"{where}: not a good timestamp of {path.name} by {authority}: {exc}")
             if stamped < written - SKEW:
                 raise Failed(f"{where}: its time {stamped} is before the file's export time {written}")
-            if openssl and authority in roots:
-                done = subprocess.run([openssl, "ts", "-verify", "-in", str(token), "-data", str(path),
-                                       "-CAfile", str(roots[authority][0])], capture_output=True, text=True)
-                if done.returncode != 0:
-                    raise Failed(f"{where}: openssl ts -verify refuses it under {authority}'s root")
             count += 1
-    return f"{count} good" + ("" if openssl else " (digest and time only: openssl not installed)")
+    return f"{count} good"
+
+
+def load_checks() -> None:
+    """Import verify_der and verify_ssh from beside this script (also under python3 -I), writing no .pyc."""
+    global verify_der, verify_ssh
+    sys.dont_write_bytecode = True  # a __pycache__ folder would be a file the bundle does not list
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import verify_der
+    import verify_ssh
 
 
 def main(folder: str = ".") -> int:
@@ -180,6 +192,7 @@ def main(folder: str = ".") -> int:
     try:
         manifest = check_manifest(root)
         print(f"OK  {len(manifest)} files match MANIFEST.json")
+        load_checks()
         bundle = json.loads((root / "rows.json").read_text(encoding="utf-8"))
         chain = check_chain(root)
         print(f"OK  chain of {len(chain)} export files to the head {chain[-1]['file'] if chain else '-'}")
@@ -187,6 +200,11 @@ def main(folder: str = ".") -> int:
         print(f"OK  {check_warc(root, bundle)} WARC records are the responses the ledger names")
         print(f"OK  signatures: {check_signatures(root, chain)}")
         print(f"OK  timestamp tokens: {check_tokens(root, chain)}")
+        missing = bundle.get("incomplete") or []
+        if missing or any(e["file"] is None for e in bundle["warc"]):
+            print(f"INCOMPLETE: every check passed, but {len(missing)} WARC record(s) are not in this bundle "
+                  "(rows.json, \"incomplete\", says which and why)")
+            return 2
     except Failed as exc:
         print(f"FAILED  {exc}")
         return 1

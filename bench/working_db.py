@@ -1,0 +1,183 @@
+"""The bounded working database over two simulated years: its size, and a job's resume and level.
+
+    .venv/bin/python bench/working_db.py                # 730 days, 1 outlet simulated, figures for 40 and 100
+    .venv/bin/python bench/working_db.py --days 40      # a quick look
+
+No network. Each simulated hour writes the rows of one collect job and one archive job with
+bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses,
+titles, text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS, each finding the
+page, so no article waits on a retry or a follow-up the simulation does not make) and exports them
+to a record folder, once a simulated day. On days 30, 100, 365 and 730 (and the last), as the
+pages job does, the periods closed by then are published (collector.publish.release.release, into
+a scratch published history), and the working database is levelled
+(collector.collect.level.level, which .github/scripts/level_database.sh runs in every job).
+Levelling keeps rows by rules that only move forward in time (an article leaves its revisit window
+for good, the recent ledger and the unpublished months only advance), so levelling on those days
+alone leaves the rows levelling every hour would; between them the simulated database grows whole.
+
+On those days it reports a job's restore and level: the database as a job of the day's last
+hour restores it (levelled and saved by the job before),
+brought level with the record (`export rebuild --resume`: that hour's two export files) and
+levelled, timed, and the size of the working database the job then works on and saves. The
+cache's download is not in the figure (it depends on the runner's link).
+Sizes and times are scaled linearly from the simulated outlets to the outlets reported: every
+outlet's rows are independent; what each job costs whatever the outlets (its run's rows) is
+scaled with them, so the sizes overstate it. The time a level costs whatever the outlets (timed
+on a database of no observation) is added once, the rest scaled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import storage_growth as growth  # noqa: E402  (the hourly simulation)
+from collector.collect.level import level  # noqa: E402
+from collector.publish.history import History  # noqa: E402
+from collector.publish.release import release  # noqa: E402
+from collector.record import export  # noqa: E402
+from collector.record.rebuild import resume  # noqa: E402
+from collector.record.store import Store  # noqa: E402
+
+MIB, GIB = 2**20, 2**30
+CHECKPOINTS = (30, 100, 365, 730)
+TARGET = 2 * 10**9  # issue 16: under 2 GB on every day of the first two years
+
+
+class EveryRevisitPresent(growth.Simulation):
+    """The hourly simulation, each revisit finding the page (a failed one would wait on a retry never made)."""
+
+    def _check(self, rows, run, when, article_id, slot, warc):
+        art = self.article[article_id]
+        rid = self.request(rows, run, when, art[0], "recheck", art[1], size=len(self.rng.choice(self.corpus.pages)),
+                           warc=warc, kind="page")
+        snapshot = self._snapshot(rows, run, when, article_id, rid, "recheck", warc)
+        due = datetime.fromisoformat(art[8]) + timedelta(hours=int(slot[:-1]))
+        rows["checks"].append((self.next_id("checks"), article_id, slot, None, growth._iso(due), growth._iso(when),
+                               run, art[1], "ok", rid, json.dumps([rid]), snapshot, "present", 0, None))
+
+
+def reopen(sim: growth.Simulation, db: Path) -> Store:
+    store = Store(db)
+    store.conn.execute("PRAGMA synchronous = OFF")
+    sim.store, sim.conn = store, store.conn
+    return store
+
+
+def largest_tables(db: Path, count: int = 6) -> list[tuple[str, int]]:
+    store = Store(db)
+    try:
+        return [(r[0], r[1]) for r in store.query(
+            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT ?", (count,))]
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--days", type=int, default=730)
+    parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
+    parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
+    parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
+    parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
+    parser.add_argument("--entries", type=int, default=100, help="entries per listing")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--level-on", type=int, nargs="*", default=[],
+                        help="days to publish and level on besides 30, 100, 365 and 730 (and the last)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
+    work.mkdir(parents=True, exist_ok=True)
+    record, published, db, saved = work / "record", work / "published", work / "working.db", work / "saved.db"
+    for path in (record, published):
+        shutil.rmtree(path, ignore_errors=True)
+    for path in work.glob("*.db*"):
+        path.unlink()
+    started = time.monotonic()
+    rng = random.Random(args.seed)
+    corpus = growth.Corpus(rng)
+    per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
+    store = Store(db)
+    sim = EveryRevisitPresent(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True, rng,
+                              per_kind)
+    print(f"simulating {args.days} days x 24 hourly collect + archive jobs, {args.simulate} outlet(s), "
+          f"{args.per_day} new articles a day each, {args.sources} sources x {args.entries} entries, revisits on; "
+          f"published and levelled on the days reported; work folder {work}", flush=True)
+    # What a job's resume and level cost whatever the outlets (opening, the schema, the queries' set-up):
+    # timed on the database of no observation yet, and not scaled.
+    export.export_new(store, record, now=growth.START)
+    store.close()
+    fixed = level(db, record, growth.START, History.open(published)).seconds
+    store = reopen(sim, db)
+    rows, level_max = [], 0.0
+    checkpoints = sorted({d for d in (*CHECKPOINTS, *args.level_on) if d <= args.days} | {args.days})
+    for day in range(args.days):
+        measured = day + 1 in checkpoints
+        for hour in range(24):
+            h = day * 24 + hour
+            if measured and hour == 23:
+                # The job before: it publishes what has closed and levels (the pages job, level_database.sh) ...
+                now = growth.START + timedelta(hours=h)
+                export.export_new(store, record, now=now)
+                release(store, now, History.open(published, published))
+                store.close()
+                done = level(db, record, now, History.open(published))
+                level_max = max(level_max, done.seconds)
+                store = reopen(sim, db)
+                store.checkpoint()
+                shutil.copyfile(db, saved)  # ... and saves the cache the hour's job restores
+            sim.hour(h)
+            if measured and hour == 23:  # that job's own export, and the archive job's after it
+                export.export_new(store, record, now=growth.START + timedelta(hours=h, minutes=10))
+            sim.archive_hour(h)
+        export.export_new(store, record, now=growth.START + timedelta(hours=day * 24 + 23, minutes=30))
+        if not measured:
+            continue
+        t = time.monotonic()
+        files, _ = resume(record, saved)
+        job = level(saved, record, growth.START + timedelta(days=day + 1), History.open(published))
+        seconds = time.monotonic() - t
+        rows.append((day + 1, job.bytes_after, files, seconds, job.seconds, largest_tables(saved)))
+        saved.unlink()
+        print(f"  day {day + 1:>3}: working database {job.bytes_after / MIB:,.1f} MiB simulated "
+              f"({done.bytes_before / MIB:,.1f} MiB before the day's first levelling); a job's resume + level "
+              f"{seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
+    store.close()
+    k = args.simulate
+
+    def scaled(seconds: float, scale: float) -> float:
+        return fixed + max(0.0, seconds - fixed) * scale
+
+    print()
+    for outlets in args.outlets:
+        scale = outlets / k
+        print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
+        print("   day  working database  a job's resume + level (of which level)")
+        for day, size, files, seconds, level_seconds, _tables in rows:
+            fits = "under" if size * scale < TARGET else "OVER"
+            print(f"  {day:>4}  {size * scale / GIB:6.2f} GiB ({fits} 2 GB)  {scaled(seconds, scale):6.1f} s "
+                  f"({scaled(level_seconds, scale):.1f} s; {files} export files resumed)")
+        print(f"  slowest first levelling of a day (the simulated database grown whole since the last): "
+              f"{scaled(level_max, scale):.1f} s")
+        print()
+    day, _size, _files, _s, _l, tables = rows[-1]
+    print(f"the working database on day {day}, largest tables and indexes at {args.outlets[0]} outlets: "
+          + ", ".join(f"{name} {size * args.outlets[0] / k / GIB:.2f} GiB" for name, size in tables))
+    print(f"times: what a resume and level cost whatever the outlets ({fixed:.2f} s, levelling a database of no "
+          "observation) is added once, the rest scaled")
+    print(f"time {time.monotonic() - started:,.0f} s")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

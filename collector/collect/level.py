@@ -1,0 +1,324 @@
+"""The bounded working database: the rows the jobs read, copied from a database level with the record.
+
+The database a job restores from the Actions cache and updates need not hold
+the whole record: the committed record (data/record, one repository per
+period) holds it, and `export rebuild` makes the full database for browsing.
+`level` writes a new, smaller database holding:
+
+* every state table (outlets, the capture queue, run finishes), the article
+  identities and their addresses (articles, article_urls: a page listed again
+  is known by them), sources and source probes, events, WARC files, vantage
+  differences and operator actions, whole;
+* for each article still inside its revisit window (a check not yet
+  performed, due now or later: collect/revisits.py; a check or a capture of
+  the recent ledger; a capture the archive job has not seen confirmed): its
+  capture snapshots, its latest snapshot with its text (what the next
+  revisit compares with), every check, comparison and capture attempt, and
+  the archive submissions of every snapshot kept;
+* the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs,
+  listings, snapshots, checks and submissions of those days, and every article
+  with a comparison still retried (settings.COMPARISON_RETRY_DAYS);
+* what a release still computes figures from (publish/release.py,
+  unpublished_from): every request and listing from the first month with a
+  period not yet in the published history, the capture snapshots of the
+  articles first captured since, and the listing where each was first listed;
+* the latest listing of every source (the base an export's listing repeats),
+  and the last row of every table (the boundary an export continues from).
+
+Nothing is deleted: the rows are copied into a new file, and the file
+replaces the old one only when complete. Levelling refuses, leaving the
+database as it was, unless every row it would leave out is already in the
+record: the database must be level with the folder's last export file (its
+head names that file, by SHA-256; the resume or rebuild that brought it
+level checked the chain up to it), hold no row after that file's last ids
+and no state that differs from the record's. The working database's search index holds only what is added after
+levelling: search is the full database's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from collector import settings
+from collector.clock import Clock, iso, parse_instant
+from collector.collect.revisits import pending_articles
+from collector.publish.cells import first_event
+from collector.publish.release import unpublished_from
+from collector.record import schema, shadows
+from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
+from collector.record.folder import last_batch, record_name
+from collector.record.rebuild import check_nothing_unexported
+from collector.record.store import Store
+from collector.record.tables import appended_by_id, columns, record_tables
+
+# Record tables copied whole (besides every state table): small, or read whole by a job.
+WHOLE = ("outlet_groups", "outlets", "articles", "article_urls", "source_probes", "sources", "events",
+         "warc_files", "vantage_differences", "operator_actions")
+
+
+@dataclass
+class Levelled:
+    """What one levelling kept and left out, rows per table, and how long it took."""
+
+    path: Path
+    kept: dict[str, int] = field(default_factory=dict)
+    left_out: dict[str, int] = field(default_factory=dict)
+    bytes_before: int = 0
+    bytes_after: int = 0
+    seconds: float = 0.0
+    skipped: str | None = None  # why the database was left as it was
+
+
+def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
+          new_path: str | Path | None = None) -> Levelled:
+    """Return what was kept after writing the bounded working database of db_path.
+
+    out_dir is the record folder the database is level with (its newest
+    period's, a sparse checkout will do); history the published history
+    (publish/history.py; None: nothing published yet, every row a release
+    could read is kept). Writes new_path, or replaces db_path when None.
+    Raises ExportError, having changed nothing, when the database holds a row
+    the record does not. With now None, "now" is when the database's last
+    run started: the record's own clock, so a cache restored late, or a
+    replay of another time, keeps its recent ledger whatever the runner's clock.
+    """
+    started = time.monotonic()
+    db_path, target = Path(db_path), Path(new_path) if new_path else None
+    temporary = (target or db_path).with_name((target or db_path).name + ".levelling")
+    for leftover in _files(temporary):
+        leftover.unlink(missing_ok=True)
+    if last_batch(Path(out_dir)) is None and _empty(db_path):
+        size = _size(db_path)
+        return Levelled(db_path, bytes_before=size, bytes_after=size, skipped=f"{out_dir} holds no export file "
+                        "yet and the database no row: nothing to leave out")
+    source = Store(db_path)
+    try:
+        _check_in_record(source, Path(out_dir), db_path)
+        if now is None:
+            now = _last_run(source) or Clock().now()
+        articles = pending_articles(source.conn)
+        published_from = unpublished_from(source, history) if history is not None else None
+        floor = first_event(source)
+        before = {t: _count(source.conn, "main", t) for t in record_tables(source.conn)}
+        head = shadows.head(source.conn)
+    finally:
+        source.close()
+    recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
+    since = iso(recent if published_from is None else min(recent, published_from))
+    if history is None:
+        since = ""  # no published history given: a release may read every period, so every row is kept
+    result = Levelled(target or db_path, bytes_before=_size(db_path))
+    try:
+        new = Store(temporary)
+        try:
+            conn = new.conn
+            conn.execute("PRAGMA foreign_keys = OFF")  # rows point at rows left out (they are in the record)
+            conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
+            with new.transaction():
+                _select(conn, articles, iso(recent), since)
+                _copy(conn, iso(recent), since)
+                for table in record_tables(conn):
+                    if not appended_by_id(conn, table):
+                        shadows.copy_table(conn, table)  # as exported: the state equals the record's
+                shadows.set_head(conn, *head)
+                conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                             "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
+                             "figures_from TEXT NOT NULL)")
+                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?)",
+                             (floor, iso(now), iso(recent), since))
+                result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
+            conn.execute("DETACH DATABASE src")
+            new.checkpoint()
+        finally:
+            new.close()
+    except BaseException:
+        for leftover in _files(temporary):
+            leftover.unlink(missing_ok=True)
+        raise
+    result.left_out = {t: before[t] - result.kept.get(t, 0) for t in before if before[t] != result.kept.get(t, 0)}
+    if target is None:  # the old file's WAL must never meet the new file
+        for old in _files(db_path)[1:]:
+            old.unlink(missing_ok=True)
+    os.replace(temporary, result.path)
+    result.bytes_after = _size(result.path)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
+    """Raise unless every row of the database is in the record folder's chained files."""
+    if getattr(source, "tampering", None):
+        raise ExportError(f"level refused: {db_path} was tampered with ({'; '.join(source.tampering)})")
+    last = last_batch(out)  # found without listing the folder: the check costs the same whatever its age
+    if last is None:
+        raise ExportError(f"level refused: {out} holds no export file, so nothing left out would be kept")
+    head = shadows.head(source.conn)
+    if head != (record_name(last), file_sha256(last)):
+        raise ExportError(f"level refused: {db_path} is not level with {out}'s last file {record_name(last)} "
+                          f"(it was last level with {head[0] if head else 'no file'}): bring it level first "
+                          "(export rebuild --resume, which checks the chain up to that file)")
+    check_nothing_unexported(source.conn, last, f"level refused: {db_path}")
+
+
+def due(db_path: str | Path, now: datetime | None, hours: float) -> tuple[bool, str | None]:
+    """Return (whether levelling is due, when the database was last levelled): not within `hours` of now."""
+    store = Store(db_path)
+    try:
+        last = shadows.levelled_at(store.conn)
+        now = now or _last_run(store) or Clock().now()
+    finally:
+        store.close()
+    return last is None or parse_instant(last) <= now - timedelta(hours=hours), last
+
+
+def _empty(db_path: Path) -> bool:
+    """Return True when the database holds no row of any record table (a first job's, before its first export)."""
+    store = Store(db_path)
+    try:
+        return not any(_count(store.conn, "main", t) for t in record_tables(store.conn))
+    finally:
+        store.close()
+
+
+def _last_run(source: Store) -> datetime | None:
+    """Return when the database's last run started, or None (no run, or a start that is not an instant)."""
+    row = source.one("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")
+    try:
+        return parse_instant(row[0]) if row and row[0] else None
+    except ValueError:
+        return None
+
+
+def _select(conn, articles: set[int], recent: str, since: str) -> None:
+    """Fill the temporary tables of ids to keep."""
+    for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
+        # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
+        conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
+    p = {"recent": recent, "since": since}
+    # Articles still revisited, or in the recent ledger: everything a revisit reads of them.
+    conn.execute("""INSERT OR IGNORE INTO keep_articles
+        SELECT id FROM src.articles WHERE first_seen_at >= :recent
+        UNION SELECT article_id FROM src.capture_queue WHERE state = 'pending' AND article_id IS NOT NULL
+        UNION SELECT article_id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :recent
+        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
+           AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
+        days=settings.COMPARISON_RETRY_DAYS))})
+    # Articles first captured in a month a release still reads: what their figures are made of.
+    conn.execute("""INSERT OR IGNORE INTO keep_figures
+        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_snapshots
+        SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
+         WHERE s.purpose = 'capture'
+        UNION SELECT s.id FROM src.snapshot_rows s JOIN keep_figures k ON k.id = s.article_id
+         WHERE s.purpose = 'capture'
+        UNION SELECT (SELECT s.id FROM src.snapshot_rows s WHERE s.article_id = k.id
+                       ORDER BY s.captured_at DESC, s.id DESC LIMIT 1) FROM keep_articles k
+        UNION SELECT id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT c.snapshot_before FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT c.snapshot_after FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :recent
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
+          WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
+                                          OR s.article_id IN (SELECT id FROM keep_figures))
+        UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
+            SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
+               AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
+    conn.execute("""INSERT OR IGNORE INTO keep_submissions
+        SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
+        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_checks
+        SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
+            SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
+             WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
+    # Listings: the figures' months, the latest of each source (an export's base), each article's first.
+    conn.execute("""INSERT OR IGNORE INTO keep_listings
+        SELECT id FROM src.listings WHERE fetched_at >= :since
+        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url
+        UNION SELECT (SELECT i.listing_id FROM src.listing_entry_values v
+                        JOIN src.listing_items i ON i.value_id = v.id JOIN src.listings f ON f.id = i.listing_id
+                       WHERE v.url_key = k.url_key ORDER BY julianday(f.fetched_at), f.id LIMIT 1)
+          FROM (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
+                UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k ON k.id = u.article_id) AS k
+        """, p)  # each address's first listing, as the capture_delays view finds it
+    conn.execute("""INSERT OR IGNORE INTO keep_listings
+        SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
+         WHERE l.entries_of IS NOT NULL""")
+    conn.execute("""INSERT OR IGNORE INTO keep_requests
+        SELECT id FROM src.requests WHERE started_at >= :since
+        UNION SELECT l.request_id FROM src.listings l JOIN keep_listings k ON k.id = l.id
+         WHERE l.request_id IS NOT NULL
+        UNION SELECT a.request_id FROM src.archive_submissions a JOIN keep_submissions k ON k.id = a.id
+         WHERE a.request_id IS NOT NULL""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_runs
+        SELECT id FROM src.runs WHERE started_at >= :since
+        UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
+    for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
+                        ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
+        storage = schema.VIEW_ROWS.get(table, table)
+        conn.execute(f"INSERT OR IGNORE INTO keep_{keep} SELECT MAX(id) FROM src.{storage} "
+                     f"WHERE id IS NOT NULL")  # the boundary row an export continues from
+
+
+# Appended tables kept by rule: table -> the WHERE clause over the source's rows.
+_RULES = {
+    "runs": "id IN (SELECT id FROM keep_runs)",
+    "request_intents": "intended_at >= :since",
+    "requests": "id IN (SELECT id FROM keep_requests)",
+    "listings": "id IN (SELECT id FROM keep_listings)",
+    "checks": "id IN (SELECT id FROM keep_checks)",
+    "archive_submissions": "id IN (SELECT id FROM keep_submissions)",
+    "comparisons": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
+    "capture_attempts": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
+}
+
+
+def _copy(conn, recent: str, since: str) -> None:
+    """Copy the kept rows of every record table into the new database, ids unchanged."""
+    params = {"recent": recent, "since": since}
+    for table in record_tables(conn):
+        if table in schema.VIEW_ROWS:
+            continue
+        cols = ", ".join(f'"{c}"' for c in columns(conn, table))
+        if table in _RULES:
+            last = f" OR id = (SELECT MAX(id) FROM src.{table})"
+            where = f" WHERE {_RULES[table]}{last}"
+        else:
+            where = ""  # a state table, one of WHOLE, or a table no rule names yet: kept whole
+        conn.execute(f'INSERT INTO main."{table}" ({cols}) SELECT {cols} FROM src."{table}"{where}', params)
+    # Views: their storage rows, ids unchanged (the search index is the full database's).
+    conn.execute("INSERT INTO main.listing_items SELECT * FROM src.listing_items "
+                 "WHERE listing_id IN (SELECT id FROM keep_listings)")
+    conn.execute("INSERT INTO main.listing_entry_values SELECT * FROM src.listing_entry_values "
+                 "WHERE id IN (SELECT value_id FROM main.listing_items)")
+    conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
+                 "WHERE id IN (SELECT id FROM keep_snapshots)")
+    conn.execute("INSERT INTO main.snapshot_texts SELECT * FROM src.snapshot_texts "
+                 "WHERE id IN (SELECT text_id FROM main.snapshot_rows)")
+    # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
+    own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
+                                      f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE}):
+        if not table.startswith("export_shadow_") and conn.execute(
+                "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+            conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
+
+
+def _count(conn, db: str, table: str) -> int:
+    return conn.execute(f'SELECT COUNT(*) FROM {db}."{table}"').fetchone()[0]
+
+
+def _files(path: Path) -> list[Path]:
+    return [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in _files(path) if p.exists())
