@@ -1,4 +1,10 @@
-"""SSH signing keys for tests and the demo, made with ssh-keygen, and their allowed-signers file."""
+"""SSH signing keys for tests and the demo, made with ssh-keygen, and their allowed-signers file.
+
+Both follow OpenSSH's ssh-keygen(1) manual (https://man.openbsd.org/ssh-keygen.1): `-t ed25519 -N ""`
+makes an unencrypted key, and the ALLOWED SIGNERS section gives the file's line format
+(principals, the `namespaces="..."` option, the public key) that `ssh-keygen -Y verify -f` reads;
+the signatures themselves are OpenSSH's sshsig format (PROTOCOL.sshsig in openssh-portable).
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 
 It has the shape of the repository's data/trust/ (allowed_signers,
 timestamping.toml, the authorities' roots), with every authority a FakeTsa
-served from the farm and every key made here.
+served from the farm and every key made here. The authorities answer as RFC 3161
+section 3.4 says a TSA answers over HTTP (https://www.rfc-editor.org/rfc/rfc3161#section-3.4;
+testing/fake_tsa.py, which OpenSSL's openssl-ts(1) signs for), and the allowed-signers file
+is the format of ssh-keygen(1)'s ALLOWED SIGNERS section (https://man.openbsd.org/ssh-keygen.1).
 """
 
 from __future__ import annotations

@@ -8,6 +8,13 @@ headline that ends in the site's name after a '|' (og:title as many outlets
 write it, on pages without an <h1>) is read without the name, as a newer
 extractor that trims site names would read it. Everything else is the real
 extractor.
+
+Such an upgrade is what real extractors ship: trafilatura's metadata.py reads a title
+through examine_title_element and HTMLTITLE_REGEX, which splits "headline | site" on a
+separator and keeps the part that is not the site's name, and the regex's separators
+widened between releases (`[-|]` in 1.x; `[–•·—|⁄*⋆~‹«<›»>:-]` later,
+https://github.com/adbar/trafilatura/blob/master/trafilatura/metadata.py), so the same page
+gave a different headline after an upgrade.
 """
 
 from __future__ import annotations

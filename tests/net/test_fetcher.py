@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import ipaddress
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from collector import settings
 from collector.net.fetcher import ConfigError, Fetcher
-from tests.conftest import DATA, TEST_INTERVAL
+from tests.conftest import DATA, TEST_INTERVAL, loopback_only
 from testing.farm import Reply, redirect, reset_mid_body, sequence, stall, stream_bytes, trickle
 
 ROBOTS_OPEN = Reply(200, b"User-agent: *\nDisallow: /private\n", content_type="text/plain")
@@ -283,14 +284,19 @@ def test_connection_reset_mid_body(farm, make_ctx):
     ("file:///etc/passwd", "invalid_url"),
     ("ftp://example.org/x", "invalid_url"),
     ("javascript:alert(1)", "invalid_url"),
-    ("http://10.0.0.1/x", "blocked_address"),
-    ("http://192.168.1.1/x", "blocked_address"),
-    ("http://169.254.169.254/latest/meta-data/", "blocked_address"),
+    # Private and link-local addresses (RFC 1918, RFC 3927's cloud metadata address), named only as
+    # the Location a loopback host answers: the fetcher must refuse them before connecting, and the
+    # in-process guard (tests/conftest.py loopback_only) fails the test if anything tries.
+    (f"http://{ipaddress.ip_network('10.0.0.0/8')[1]}/x", "blocked_address"),
+    (f"http://{ipaddress.ip_network('192.168.0.0/16')[257]}/x", "blocked_address"),
+    (f"http://{ipaddress.ip_network('169.254.0.0/16')[43518]}/latest/meta-data/", "blocked_address"),
 ])
 def test_redirects_to_forbidden_targets_are_not_followed(farm, make_ctx, location, result):
     host = farm.add({"/robots.txt": Reply(404), "/r": redirect(location)})
     ctx = make_ctx()
-    response = ctx.fetcher.get(host.url("/r"), purpose="test")
+    with loopback_only() as attempts:
+        response = ctx.fetcher.get(host.url("/r"), purpose="test")
+    assert attempts == []  # never a connection outside 127.0.0.0/8
     assert response.result == result
     last = rows(ctx)[-1]
     assert last["sent"] == 0 and last["result"] == result
