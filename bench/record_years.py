@@ -46,8 +46,12 @@ from collector.record import export, folder, rebuild as rebuilding, rollover  # 
 from collector.record.store import Store  # noqa: E402
 
 MIB, GIB = 2**20, 2**30
-# GitHub's documented limits (docs.github.com: "Repository limits", "About large files on GitHub",
-# "About releases", "Caching dependencies to speed up workflows"); name, bytes, the figure held to it.
+# GitHub's documented limits; name, bytes, the figure held to it. docs.github.com/en/repositories/
+# working-with-files/managing-large-files/about-large-files-on-github (a repository: "less than 5 GB is
+# strongly recommended"; a file over 100 MiB is blocked), .../releasing-projects-on-github/about-releases
+# ("each file included in a release must be under 2 GiB"), docs.github.com/en/actions/using-workflows/
+# caching-dependencies-to-speed-up-workflows#usage-limits-and-eviction-policy (10 GB of caches a
+# repository, oldest evicted beyond it; the cache is compressed, so the database file is the upper bound).
 GITHUB_RECOMMENDED = 5 * 10**9  # "less than 5 GB is strongly recommended" (a repository, on disk)
 LIMITS = (
     ("a repository: 5 GB recommended", GITHUB_RECOMMENDED, "packed"),
