@@ -219,8 +219,13 @@ class Farm:
         return host
 
     def close(self) -> None:
-        for host in self.hosts:
-            host.close()
+        """Close every host, together: each shutdown waits for its server's poll (up to 0.5 s),
+        so 400 hosts closed one after another would take minutes."""
+        closers = [threading.Thread(target=host.close) for host in self.hosts]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join()
 
     def __enter__(self) -> "Farm":
         return self
