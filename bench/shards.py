@@ -9,7 +9,14 @@ sitemap), the sitemap and --pages small article pages. Printed per shard:
 - its span as the servers saw it (first request to last, over its hosts);
 - its pacing bound: interval x (busiest host's requests - 1);
 - their ratio (target 1.02 or better) and the smallest gap any one host saw
-  (never under the interval).
+  (never under the interval);
+- the shard process's CPU time (start-up and imports included);
+- the least span once the farm's own answer times are counted (a host's next
+  request cannot start before its last answer is in: the sum over each host's
+  requests but the last of the larger of the interval and that request's
+  answer time, the farm's arrival to its last byte written, busiest host of the
+  shard), and the span's ratio to it. The farm shares this machine's cores, so
+  when they are busy its answers are slow; a real site's are not ours to speed up.
 
 Then the shards' partition is checked (disjoint, every outlet in one); each
 shard's database exports its record stream (streams/bench-KofN), and the
@@ -63,7 +70,7 @@ def serve(hosts: int, pages: int, out: Path) -> None:
             made.append(host)
         print(json.dumps([h.base for h in made]), flush=True)
         sys.stdin.read()
-        log = {h.base: [s.at for s in h.seen] for h in made}
+        log = {h.base: [(s.at, s.answered) for s in h.seen] for h in made}
     out.write_text(json.dumps(log))
 
 
@@ -130,29 +137,36 @@ def crawl(args, work: Path, mode: str) -> float:
     wall = time.monotonic() - began
     farm.stdin.close()
     farm.wait()
-    arrivals = json.loads((work / "arrivals.json").read_text())
+    log = json.loads((work / "arrivals.json").read_text())
+    arrivals = {base: sorted(at for at, _answered in seen) for base, seen in log.items()}
     taken = {k: [b for b in bases if in_shard(b + "/", (k, args.shards))] for k in ks}
     assert sorted(sum(taken.values(), [])) == sorted(bases), "shards must partition the outlets"
     how = "all at once" if mode == "together" else "one at a time"
     print(f"{mode}: {args.hosts} hosts, {args.shards} shard processes {how}, {args.pages} pages a host, "
           f"interval {args.interval} s; all shards done in {wall:.1f} s (work folder {work})")
     print(f"{'shard':>5} {'outlets':>7} {'busiest':>7} {'span s':>8} {'bound s':>8} {'ratio':>7} {'min gap s':>9} "
-          f"{'cpu s':>6}")
-    ratios = []
+          f"{'cpu s':>6} {'+answers s':>10} {'ratio':>7}")
+    ratios, answered_ratios = [], []
     for k, mine in taken.items():
         times = [t for b in mine for t in arrivals[b]]
         if not times:
             sys.exit(f"shard {k} made no request: see the shard databases in {work}")
         busiest = max(len(arrivals[b]) for b in mine)
         span, bound = max(times) - min(times), args.interval * (busiest - 1)
-        gaps = [b - a for h in mine for a, b in zip(sorted(arrivals[h]), sorted(arrivals[h])[1:])]
+        gaps = [b - a for h in mine for a, b in zip(arrivals[h], arrivals[h][1:])]
         ratio = span / bound if bound else float("nan")
         ratios.append(ratio)
-        print(f"{k:>5} {len(mine):>7} {busiest:>7} {span:>8.2f} {bound:>8.2f} {ratio:>7.4f} {min(gaps):>9.3f} {cpu[k]:>6.1f}")
+        # The least span once the farm's own answer times are counted: a host's next
+        # request cannot go before its last answer is in (one connection per host).
+        answered = max(sum(max(args.interval, (done or at) - at) for at, done in sorted(log[b])[:-1]) for b in mine)
+        answered_ratios.append(span / answered if answered else float("nan"))
+        print(f"{k:>5} {len(mine):>7} {busiest:>7} {span:>8.2f} {bound:>8.2f} {ratio:>7.4f} {min(gaps):>9.3f} "
+              f"{cpu[k]:>6.1f} {answered:>10.2f} {answered_ratios[-1]:>7.4f}")
     worst = max(ratios)
     print(f"{mode}: the shards' CPU time {sum(cpu.values()):.1f} s in all ({os.cpu_count()} cores)")
     print(f"{mode}: worst shard ratio {worst:.4f}, median {statistics.median(ratios):.4f} "
-          f"(target 1.02): {'met' if worst <= 1.02 else 'MISSED'}")
+          f"(target 1.02): {'met' if worst <= 1.02 else 'MISSED'}; counting the farm's answer times: "
+          f"worst {max(answered_ratios):.4f}, median {statistics.median(answered_ratios):.4f}")
     return worst
 
 
