@@ -218,3 +218,12 @@ def test_a_stream_may_name_another_streams_requests_but_not_a_missing_one_of_its
     own = stream_record("own", streams.base("vantages") + 999)  # in its own range, and no such request
     with pytest.raises(ExportError, match="point at rows the record lacks"):
         rebuild_record(own, tmp_path / "own-rebuilt.db", stream="vantages")
+
+
+def test_the_site_never_reads_the_differences():
+    """Nothing about a single article is published: the site's code never reads vantage_differences."""
+    publish = ROOT / "collector" / "publish"
+    readers = [p.name for p in publish.rglob("*.py") if "vantage_differences" in p.read_text(encoding="utf-8")]
+    assert readers == []
+    assert not [p for p in (ROOT / "site").rglob("*") if p.is_file() and p.suffix in {".html", ".md", ".txt"}
+                and "vantage_differences" in p.read_text(encoding="utf-8")]
