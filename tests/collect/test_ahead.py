@@ -5,10 +5,11 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 
-from collector.collect import capture
+from collector.collect import capture, revisits
 from collector.collect.ahead import fetched_ahead
 from collector.collect.pipeline import active_outlets, run_collection
 from collector.errors import RecordWriteError
@@ -16,6 +17,7 @@ from collector.record.registry_mirror import sync_registry
 from collector.registry import parse_registry
 from testing import hostile, replica
 from testing.farm import Reply
+from tests.collect.test_revisits import ROBOTS_OPEN, T0, capture_article, page
 
 NOW = replica.FEED_SNAPSHOT_TIME
 INTERVAL = 0.3
@@ -50,6 +52,33 @@ def test_a_hosts_next_capture_is_not_held_back_by_the_work_on_its_last(farm, mak
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
     assert len(gaps) == len(paths) - 1
     assert min(gaps) >= INTERVAL  # pacing holds
+    assert statistics.median(gaps) < ANSWER_TAKES + EXTRACTION_TAKES - 0.03, gaps
+
+
+def test_a_hosts_next_recheck_is_not_held_back_by_the_work_on_its_last(farm, make_ctx, store, monkeypatch):
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/a/1": page()})
+    article = capture_article(make_ctx(now=T0), "alpha", host.url("/news/a/1"))
+    answer = page()
+
+    def slow_page(handler):
+        time.sleep(ANSWER_TAKES)
+        return answer
+
+    host.routes["/news/a/1"] = slow_page
+    real = revisits.perform
+
+    def slow_perform(*args, **kwargs):
+        time.sleep(EXTRACTION_TAKES)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(revisits, "perform", slow_perform)
+    seen = len(host.seen)
+    summary = revisits.run_rechecks(make_ctx(now=T0 + timedelta(days=31), interval=INTERVAL))
+    assert summary["performed"] == summary["present"] == 6  # six slots overdue, all checked
+    assert store.one("SELECT COUNT(*) FROM checks WHERE article_id = ?", (article,))[0] == 6
+    arrivals = sorted(s.at for s in host.seen[seen:] if s.path == "/news/a/1")
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    assert len(gaps) == 5 and min(gaps) >= INTERVAL
     assert statistics.median(gaps) < ANSWER_TAKES + EXTRACTION_TAKES - 0.03, gaps
 
 
