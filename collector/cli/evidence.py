@@ -313,7 +313,9 @@ def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, van
     it offline with the standard library only. Never published. A WARC record
     neither in --warc-dir nor to be had from --warc-store leaves the bundle
     incomplete: it is written, lists each such record and why in rows.json,
-    and the command exits 3 (verify.py exits 2 on it).
+    and the command exits 3 (verify.py exits 2 on it). A record of several
+    streams is read through the database that merges them (export rebuild):
+    the bundle holds every stream's rows, each with its stream's own chain.
 
     \b
     Example:

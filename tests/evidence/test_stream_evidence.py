@@ -236,3 +236,12 @@ def test_signing_and_timestamping_cover_each_streams_head(record):
         companion.unlink()
     result = runner.invoke(cli, args)
     assert result.exit_code == 1 and "stream hosted-1of1:" in result.output and head.name in result.output
+    # The stream's job signs its own folder's unsigned files: that head, and nothing of the other stream.
+    signed = runner.invoke(cli, ["export", "sign", "--out", str(streams.folder(record, "hosted-1of1")),
+                                 "--key", str(trust / "keys" / "record"), "--trust", str(trust)])
+    assert signed.exit_code == 0 and "signed 1 export file(s)" in signed.output and head.name in signed.output
+    result = runner.invoke(cli, args[:-1])
+    assert result.exit_code == 0 and "stream hosted-1of1: 2 export files, chain intact, content checked, " \
+        "2 signatures good, 2 timestamp tokens good, 1 file(s) awaiting tokens" in result.output, result.output
+    result = runner.invoke(cli, args)  # its tokens are still owed: the stream is named
+    assert result.exit_code == 1 and f"stream hosted-1of1: {head}: 0 timestamp token(s)" in result.output
