@@ -180,9 +180,19 @@ def test_the_checker_names_the_stream_that_fails(record):
     assert done.returncode == 1 and "FAILED  stream bd-1of1: record/streams/hosted-1of1/" in done.stdout, done.stdout
 
 
-def test_a_streams_working_database_is_refused_for_a_record_of_several(record):
-    _, result = _bundle(record, _both(record), db="bd-1of1.db", code=2)
+def test_a_streams_working_database_is_refused_for_a_record_of_several_and_serves_its_own_folder(record):
+    address = _both(record)
+    _, result = _bundle(record, address, db="bd-1of1.db", code=2)
     assert "merges them" in result.output
+    # One stream's folder and its own database: a bundle of that stream alone, its chain record/chain.json.
+    root = record.parent
+    result = CliRunner().invoke(cli, ["evidence", address, "--out", str(root / "alone"), "--db",
+                                      str(root / "bd-1of1.db"), "--record", str(streams.folder(record, "bd-1of1")),
+                                      "--warc-dir", str(root / "warc"), "--trust", str(root / "trust")])
+    assert result.exit_code == 0, result.output
+    done = _check(root / "alone")
+    assert done.returncode == 0 and "OK  chain of 2 export files" in done.stdout, done.stdout
+    assert "signatures: 2 good" in done.stdout and "timestamp tokens: 4 good" in done.stdout, done.stdout
 
 
 def test_verify_compares_the_merged_database_with_the_stream_that_wrote_each_row(record):

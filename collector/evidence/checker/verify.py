@@ -102,13 +102,19 @@ def check_chain(root: Path, stream: str, path: Path) -> list:
     for before, after in zip(chain, chain[1:]):
         if after["previous_sha256"] != before["sha256"]:
             raise Failed(f"{path.relative_to(root).as_posix()}: {after['file']} does not follow {before['file']}")
+    # record/chain.json is the chain of the files directly in record/: the default stream's, or the one
+    # stream a bundle made from a stream's own folder holds; every file of a chain is one stream's.
+    expected = ... if stream == "default" else stream
     for entry in chain:
         if stream_of(entry["file"]) != stream:
             raise Failed(f"record/{entry['file']}: not a file of this stream's folder")
         file = root / "record" / entry["file"]
-        if file.is_file() and json.loads(record_lines(file)[0]).get("stream") != (
-                None if stream == "default" else stream):
-            raise Failed(f"record/{entry['file']}: its header does not say it is stream {stream}'s")
+        if not file.is_file():
+            continue
+        said = json.loads(record_lines(file)[0]).get("stream")
+        expected = said if expected is ... else expected
+        if said != expected:
+            raise Failed(f"record/{entry['file']}: its header does not say it is stream {expected or 'default'}'s")
     if chain and not (root / "record" / chain[-1]["file"]).is_file():
         raise Failed(f"record/{chain[-1]['file']}: the head of the chain is missing")
     return chain
