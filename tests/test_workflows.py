@@ -165,6 +165,14 @@ def _minute(workflow: dict) -> str:
     return entry["cron"].split()[0]
 
 
+def _rebuild_matrix(**env) -> list[dict]:
+    """Return rebuild-database.yml's matrix jobs for the given repository variables."""
+    done = subprocess.run([sys.executable, str(SCRIPTS / "rebuild_matrix.py")], capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], **env}, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout[len("matrix="):])["include"]
+
+
 def _matrix(**env) -> list[dict]:
     """Return the collect workflow's matrix jobs for the given repository variables."""
     done = subprocess.run([sys.executable, str(SCRIPTS / "collect_matrix.py")], capture_output=True, text=True,
@@ -712,8 +720,9 @@ def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     assert set(workflow["on"]) == {"workflow_dispatch"}
     assert "concurrency" not in workflow  # each stream's job takes its stream's group
     collect = load(WORKFLOWS / "collect.yml")
-    plan = workflow["jobs"]["plan"]
-    assert plan["steps"][-1] == collect["jobs"]["plan"]["steps"][-1] | {"name": plan["steps"][-1]["name"]}
+    plan = workflow["jobs"]["plan"]["steps"][-1]
+    assert plan["env"] == collect["jobs"]["plan"]["steps"][-1]["env"]
+    assert plan["run"] == 'python3 .github/scripts/rebuild_matrix.py >> "$GITHUB_OUTPUT"'
     job = workflow["jobs"]["rebuild"]
     assert job["needs"] == "plan" and job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
     assert job["concurrency"] == collect["jobs"]["collect"]["concurrency"]  # the stream's own group
@@ -732,14 +741,30 @@ def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     rebuild = next(s for s in listed if "rebuild_stream.sh" in s.get("run", ""))
     assert rebuild["id"] == "rebuild" and '>> "$GITHUB_OUTPUT"' in rebuild["run"]
     save = listed[uses.index("actions/cache/save")]
-    collect_save = next(s for s in collect["jobs"]["collect"]["steps"]
-                        if s.get("uses", "").startswith("actions/cache/save@"))
-    assert save["with"] == collect_save["with"]  # where the stream's collect job looks
+    assert save["with"] == {"path": "${{ matrix.db }}", "key": "${{ matrix.cache }}${{ github.run_id }}-"
+                                                             "${{ github.run_attempt }}"}
     assert save["if"] == "steps.rebuild.outputs.rebuilt == 'yes'"
-    archive_save = next(s for s in steps(load(WORKFLOWS / "archive.yml"))
-                        if s.get("uses", "").startswith("actions/cache/save@"))
-    # The default stream's key is where archive looks too.
-    assert archive_save["with"]["key"].replace("record-db-", "${{ matrix.cache }}") == save["with"]["key"]
+    # Each stream's job saves where the stream's own workflow looks: the same path and key prefix.
+    both = _rebuild_matrix(SHARDS="2", BD_RUNNER="dhaka-1")
+    collected = [j for j in both if j["stream"] != "vantages"]
+    default = {**_matrix()[0], "db": "data/takedownwatch.db"}
+    for name, job_name, jobs in (("collect.yml", "collect", collected), ("archive.yml", "archive", [default]),
+                                 ("vantages.yml", "compare", [j for j in both if j["stream"] == "vantages"])):
+        writer = load(WORKFLOWS / name)
+        restore = next(s for s in writer["jobs"][job_name]["steps"]
+                       if s.get("uses", "").startswith("actions/cache/restore@"))["with"]
+        group = (writer["jobs"][job_name].get("concurrency") or writer["concurrency"])["group"]
+        assert jobs, name
+        for j in jobs:
+            assert restore["restore-keys"] in ("${{ matrix.cache }}", j["cache"]), name
+            assert restore["path"] == j["db"] and group in ("${{ matrix.group }}", j["group"]), name
+    # The streams: collect's own (with its database), then the other writers', vantages only with a second vantage.
+    alone = _rebuild_matrix()
+    assert [{k: v for k, v in j.items() if k != "db"} for j in alone] == _matrix()
+    assert {j["db"] for j in alone} == {"data/takedownwatch.db"}
+    assert [j["stream"] for j in both] == [j["stream"] for j in _matrix(SHARDS="2", BD_RUNNER="dhaka-1")] + ["vantages"]
+    assert both[-1] == {"stream": "vantages", "folder": "streams/vantages", "cache": "record-stream-vantages-",
+                        "group": "record-vantages", "runs-on": "ubuntu-24.04", "db": "data/vantages.db"}
     merging = "\n".join(s.get("run", "") for s in workflow["jobs"]["merge"]["steps"])
     assert 'export verify "${args[@]}"' in merging and 'export rebuild "${args[@]}" --db' in merging
     assert "--stream" not in merging  # every stream, merged as the tests merge them
