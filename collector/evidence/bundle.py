@@ -1,8 +1,8 @@
 """A one-article evidence bundle: everything the record holds about one address, checkable offline.
 
 The folder (and a zip of it) holds the article's rows (articles, addresses,
-snapshots, checks, events, Internet Archive submissions and their copy
-addresses), every ledger row of every request about it, the WARC records of
+snapshots, checks, events, differences by vantage, Internet Archive
+submissions and their copy addresses), every ledger row of every request about it, the WARC records of
 those exchanges cut from the local WARC files (or read from the release
 asset the record names for the file, each download a ledger row), the export files whose lines
 hold those rows with their signatures and tokens, the chain of every later
@@ -118,7 +118,10 @@ def article_rows(conn, address: str) -> dict[str, list[dict]]:
             "article_urls": select(f"SELECT * FROM article_urls WHERE article_id IN ({marks}) ORDER BY id", ids),
             "snapshots": select(f"SELECT * FROM snapshots WHERE article_id IN ({marks}) ORDER BY id", ids),
             "checks": select(f"SELECT * FROM checks WHERE article_id IN ({marks}) ORDER BY id", ids),
-            "events": select(f"SELECT * FROM events WHERE article_id IN ({marks}) ORDER BY id", ids)}
+            "events": select(f"SELECT * FROM events WHERE article_id IN ({marks}) ORDER BY id", ids),
+            # Answers to it that differed by vantage, each naming both requests (collect/vantages.py).
+            "vantage_differences": select(f"SELECT * FROM vantage_differences WHERE article_id IN ({marks}) "
+                                          "ORDER BY id", ids)}
     snapshot_ids = [s["id"] for s in rows["snapshots"]] or [0]
     rows["archive_submissions"] = select(
         f"SELECT * FROM archive_submissions WHERE snapshot_id IN ({', '.join('?' for _ in snapshot_ids)}) "
@@ -126,6 +129,7 @@ def article_rows(conn, address: str) -> dict[str, list[dict]]:
     wanted = {r["request_id"] for table in ("snapshots", "checks", "archive_submissions")
               for r in rows[table] if r.get("request_id")}
     wanted |= {i for c in rows["checks"] for i in json.loads(c["request_chain"] or "[]")}
+    wanted |= {d[side] for d in rows["vantage_differences"] for side in ("request_a", "request_b")}
     keys = {a["url_key"] for a in rows["articles"]} | {u["url_key"] for u in rows["article_urls"]}
     urls = {a["url"] for a in rows["articles"]} | {u["url"] for u in rows["article_urls"]}
     url_marks = ", ".join("?" for _ in urls)

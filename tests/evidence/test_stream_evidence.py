@@ -27,6 +27,7 @@ from collector.evidence.signing import sign_unsigned
 from collector.evidence.timestamps import load_authorities, stamp_missing
 from collector.record import export as ex, merge, streams
 from collector.record.folder import batches
+from collector.record.store import Store
 from testing.trust import make_trust
 from tests.collect.test_pipeline import outlets  # noqa: F401  (the loopback outlets fixture)
 from tests.record.test_streams import NOW, _collect
@@ -58,6 +59,7 @@ def record(tmp_path, tmp_path_factory, request):
                 assert len(stamp_missing(stamper.fetcher, folder, load_authorities(trust.folder)).kept) == 2
                 stamper.finish()
                 store.close()
+        _vantages(built, trust)
         merge.rebuild_record([root], built / "merged.db")
         _BUILT["root"] = built
     shutil.copytree(_BUILT["root"], tmp_path, dirs_exist_ok=True)
@@ -70,6 +72,40 @@ def _recheck(store, when, warc) -> None:
                           interval=0.02, allow_loopback=True, backoff=(0.02, 0.04))
     run_rechecks(ctx, outlets=["robotsmap"])
     ctx.finish()
+
+
+def _vantages(built: Path, trust) -> None:
+    """A third stream, as vantages.yml writes it: one difference by vantage naming both streams' answers."""
+    address = _both(built / "record")
+    first = built / "first.db"
+    merge.rebuild_record([built / "record"], first)
+    conn = sqlite3.connect(first)
+    (article, key) = conn.execute("SELECT id, url_key FROM articles WHERE url = ?", (address,)).fetchone()
+    answers = [conn.execute("SELECT MIN(request_id) FROM snapshots WHERE article_id = ? AND request_id > ? "
+                            "AND request_id <= ?", (article, streams.base(n), streams.base(n) + 2 ** 40)).fetchone()[0]
+               for n in STREAMS]
+    conn.close()
+    store = Store(built / "vantages.db")
+    with store.transaction() as c:
+        streams.set_stream(c, "vantages")
+    when = NOW + timedelta(hours=4)
+    run = store.insert("runs", {"command": "compare-vantages", "started_at": when.isoformat(), "vantage": "hosted",
+                                "software_version": "0", "settings": "{}"})
+    store.conn.execute("PRAGMA foreign_keys = OFF")  # as compare_streams does: the answers are other streams'
+    store.insert("vantage_differences", {"run_id": run, "found_at": when.isoformat(), "url_key": key,
+                                         "article_id": article, "kind": "text", "request_a": answers[0],
+                                         "request_b": answers[1], "vantage_a": "bd", "vantage_b": "hosted",
+                                         "detail": "{}"})
+    store.conn.execute("PRAGMA foreign_keys = ON")
+    store.insert("run_finishes", {"run_id": run, "finished_at": when.isoformat(), "counts": "{}"})
+    folder = streams.folder(built / "record", "vantages")
+    assert ex.export_new(store, folder, now=when).path is not None
+    assert sign_unsigned(folder, trust.key, trust.folder / "allowed_signers")
+    stamper = RunContext.open(store, "timestamp", clock=Clock(), vantage="v", warc_dir=built / "warc",
+                              interval=0.02, allow_loopback=True)
+    assert len(stamp_missing(stamper.fetcher, folder, load_authorities(trust.folder)).kept) == 2
+    stamper.finish()
+    store.close()
 
 
 def _both(record: Path) -> str:
@@ -122,11 +158,11 @@ def test_the_bundle_holds_every_streams_rows_as_each_stream_wrote_them_and_verif
     bundle, _ = _bundle(record, address)
     done = _check(bundle)
     assert done.returncode == 0 and "VERIFIED" in done.stdout, done.stdout
-    for name in STREAMS:
-        assert f"OK  stream {name}: chain of 2 export files to the head streams/{name}/" in done.stdout
+    for name, files in (*((n, 2) for n in STREAMS), ("vantages", 1)):
+        assert f"OK  stream {name}: chain of {files} export files to the head streams/{name}/" in done.stdout
         assert (bundle / "record" / "streams" / name / "chain.json").is_file()
-    assert "signatures: 4 good (stream bd-1of1: 2, stream hosted-1of1: 2)" in done.stdout, done.stdout
-    assert "timestamp tokens: 8 good" in done.stdout and "note:" not in done.stdout, done.stdout
+    assert "signatures: 5 good (stream bd-1of1: 2, stream hosted-1of1: 2, stream vantages: 1)" in done.stdout
+    assert "timestamp tokens: 10 good" in done.stdout and "note:" not in done.stdout, done.stdout
     bundled = json.loads((bundle / "rows.json").read_text(encoding="utf-8"))
     rows = {t: {r["id"] for r in items} for t, items in bundled["rows"].items()}
     for name in STREAMS:  # each stream's own rows about the article, every one of them
@@ -143,7 +179,13 @@ def test_the_bundle_holds_every_streams_rows_as_each_stream_wrote_them_and_verif
     assert any(s.endswith("@hosted-1of1") for s in merged_slots)
     assert {(m["table_name"], m["how"]) for m in bundled["merged"]} >= {("articles", "folded"),
                                                                         ("checks", "relabelled")}
-    assert set(bundled["streams"]) == set(STREAMS)
+    assert set(bundled["streams"]) == {*STREAMS, "vantages"}
+    # The third stream's difference by vantage, and both answers it names, one from each stream.
+    (difference,) = bundled["rows"]["vantage_differences"]
+    assert streams.in_range("vantages", difference["id"])
+    assert {difference["request_a"], difference["request_b"]} <= rows["requests"]
+    assert {next(n for n in STREAMS if streams.in_range(n, difference[s])) for s in ("request_a", "request_b")} \
+        == set(STREAMS)
 
 
 def test_the_checker_names_the_stream_that_fails(record):
@@ -201,7 +243,7 @@ def test_verify_compares_the_merged_database_with_the_stream_that_wrote_each_row
     args = ["export", "verify", "--out", str(record), "--trust", str(trust), "--db", str(merged)]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert "rows as the streams that wrote them hold them" in result.output and "2 streams verified" in result.output
+    assert "rows as the streams that wrote them hold them" in result.output and "3 streams verified" in result.output
     # An edit to a row of stream hosted-1of1 in the merged database (triggers dropped to make it) is caught...
     conn = sqlite3.connect(merged)
     (request,) = conn.execute("SELECT MAX(id) FROM requests WHERE purpose != 'timestamp'").fetchone()
@@ -237,7 +279,8 @@ def test_signing_and_timestamping_cover_each_streams_head(record):
     trust = record.parent / "trust"
     args = ["export", "verify", "--out", str(record), "--trust", str(trust), "--require-timestamps"]
     result = runner.invoke(cli, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0 and "stream vantages: 1 export files, chain intact, content checked, 1 " \
+        "signatures good, 2 timestamp tokens good, 0 file(s) awaiting tokens" in result.output, result.output
     for name in STREAMS:
         assert f"stream {name}: 2 export files, chain intact, content checked, 2 signatures good, " \
                "4 timestamp tokens good, 0 file(s) awaiting tokens" in result.output
