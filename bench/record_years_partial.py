@@ -86,7 +86,7 @@ db.close()
 print("days", {y: (len(v), v[-1]) for y, v in days.items()}, "db now", db_now, flush=True)
 
 # Year one: its full rebuild and resume as the bench itself timed them in its close_year, from the times its
-# files appeared and went (poll2.py: rebuilt.db made, the saved cache opened (its -wal), then removed).
+# files appeared and went (CLOSE_LOG: rebuilt.db made, the saved cache opened (its -wal), then removed).
 target = scratch / "rebuilt.db"
 t = dict(line.split() for line in close_log.read_text().splitlines())
 periods[0].update(rebuild_seconds=float(t["resume_start"]) - float(t["rebuild_start"]),
