@@ -110,11 +110,12 @@ RECHECK_SCHEDULE_HOURS = (1, 6, 24, 72, 168, 720, 2160, 8760)
 GONE_MIN_ABSENT_CHECKS = 3
 GONE_MIN_SPAN_HOURS = 6
 
-# Where the record lives. The record of each period (a calendar year by default) is committed to a
-# record repository of its own, so that no repository passes GitHub's recommended 5 GB: git keeps
-# every file ever committed, so one repository for the whole record would pass it within two years
-# at 40 outlets (bench/record_years.py measures each period's repository).
-RECORD_REPOSITORY_MONTHS = 12  # months of record in one repository: 12, 6, 4, 3, 2 or 1 (a year's divisor)
+# Where the record lives. The record of each period (six months) is committed to a record
+# repository of its own, so that no repository passes GitHub's recommended 5 GB: git keeps every
+# file ever committed. bench/record_years.py measured a calendar year's repository at 5.04 GiB at
+# 40 outlets (README, "Storage over two years"): over 5 GB, so a period is half a year (about
+# 2.6 GiB at 40 outlets); at 100 outlets (12.6 GiB a year) it must be 3 months.
+RECORD_REPOSITORY_MONTHS = 6  # months of record in one repository: 12, 6, 4, 3, 2 or 1 (a year's divisor)
 RECORD_REPOSITORY_SUFFIX = "-record-{period}"  # after the code repository's owner/name; YYYY, or YYYY-MM
 # One record from many writers: each (vantage, shard) job writes a record stream of its own (its own
 # folder, hash chain and id range: collector/record/streams.py), so no job waits for another.

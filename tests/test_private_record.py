@@ -134,9 +134,25 @@ def _commit(github: FakeGitHub, record: Path, repository: str, message: str) -> 
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_by_default_each_half_year_has_its_repository_named_by_its_first_month(tmp_path):
+    """settings.RECORD_REPOSITORY_MONTHS (6): a year's repository would pass 5 GB at 40 outlets."""
+    github = FakeGitHub(tmp_path / "gh")
+    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2026-01"}
+    prepared = script(github, "record_repository.sh", "prepare", NOW="2026-06-20T05:23:00Z", **env)
+    assert prepared.returncode == 0, prepared.stdout + prepared.stderr
+    assert [c for c in github.calls() if c.startswith("repo create")] == [
+        f"repo create {CODE}-record-2026-01 --private --add-readme --description "
+        "Takedown Watch: the record of 2026-01 (private; never make it public)",
+        f"repo create {CODE}-record-2026-07 --private --add-readme --description "
+        "Takedown Watch: the record of 2026-07 (private; never make it public)"]
+    out = script(github, "record_repository.sh", "checkout", str(tmp_path / "job"), NOW="2026-07-01T00:17:00Z",
+                 **env)
+    assert out.returncode == 0 and out.stdout == f"repository={CODE}-record-2026-07\ndue=yes\n", out.stderr
+
+
 def test_each_year_is_written_to_its_own_repository_and_the_chain_runs_across(tmp_path):
     github = FakeGitHub(tmp_path / "gh")
-    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2026"}
+    env = {"RECORD_PREFIX": CODE, "RECORD_MONTHS": "12", "RECORD_FIRST_PERIOD": "2026"}
     # 20 December 2026: this year's repository and next year's are made, private.
     prepared = script(github, "record_repository.sh", "prepare", NOW="2026-12-20T05:23:00Z", **env)
     assert prepared.returncode == 0, prepared.stdout + prepared.stderr
@@ -184,7 +200,7 @@ def test_each_year_is_written_to_its_own_repository_and_the_chain_runs_across(tm
 
 def test_checkout_refuses_a_public_or_missing_repository_and_never_starts_a_chain_on_an_outage(tmp_path):
     github = FakeGitHub(tmp_path / "gh")
-    env = {"RECORD_PREFIX": CODE, "NOW": "2027-01-01T00:17:00Z"}
+    env = {"RECORD_PREFIX": CODE, "RECORD_MONTHS": "12", "NOW": "2027-01-01T00:17:00Z"}
     missing = script(github, "record_repository.sh", "checkout", str(tmp_path / "a"), **env)
     assert missing.returncode == 1 and "run the rollover workflow" in missing.stderr
     github.create(f"{CODE}-record-2027", "public")
@@ -271,7 +287,7 @@ def test_a_job_checks_out_only_the_newest_days_whatever_the_records_age(tmp_path
     github = FakeGitHub(tmp_path / "gh")
     name = f"{CODE}-record-2027"
     github.create(name)
-    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2027"}
+    env = {"RECORD_PREFIX": CODE, "RECORD_MONTHS": "12", "RECORD_FIRST_PERIOD": "2027"}
     first = script(github, "record_repository.sh", "checkout", str(tmp_path / "writer"), NOW="2027-03-01T00:17:00Z",
                    **env)
     assert first.returncode == 0, first.stderr
@@ -307,7 +323,7 @@ def test_a_sparse_checkout_commits_its_new_files_and_checks_the_newest_days_afte
     github = FakeGitHub(tmp_path / "gh")
     name = f"{CODE}-record-2027"
     bare = github.create(name)
-    env = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2027"}
+    env = {"RECORD_PREFIX": CODE, "RECORD_MONTHS": "12", "RECORD_FIRST_PERIOD": "2027"}
     assert script(github, "record_repository.sh", "checkout", str(tmp_path / "w"), NOW="2027-03-01T00:17:00Z",
                   **env).returncode == 0
     store = Store(tmp_path / "work.db")

@@ -12,7 +12,7 @@ from collector.record.store import Store
 from testing.fake_github import FakeGitHub
 from tests.test_private_record import CODE, script
 
-ENV = {"RECORD_PREFIX": CODE, "RECORD_FIRST_PERIOD": "2026"}
+ENV = {"RECORD_PREFIX": CODE, "RECORD_MONTHS": "12", "RECORD_FIRST_PERIOD": "2026"}
 
 
 def _checkout(github: FakeGitHub, tmp_path: Path, stream: str, when: datetime, label: str) -> tuple[Path, str, str]:

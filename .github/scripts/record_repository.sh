@@ -63,7 +63,7 @@ case "$command" in
     for name in $(value prepare); do
       if ! exists "$name"; then
         gh repo create "$name" --private --add-readme \
-          --description "Takedown Watch: the record of ${name##*-} (private; never make it public)"
+          --description "Takedown Watch: the record of ${name##*-record-} (private; never make it public)"
         echo "created $name"
       fi
       bash "$here/require_private.sh" "$name"

@@ -144,8 +144,8 @@ def test_the_rollover_is_done_once(years, tmp_path):
     ("2027-01-01T05:30:00+06:00", "o/tw-record-2026", "o/tw-record-2025", ["o/tw-record-2026", "o/tw-record-2027"]),
 ])
 def test_which_record_repositories_a_moment_needs(now, current, previous, prepare):
-    """The year is the UTC year; next year's repository is made settings.RECORD_PREPARE_DAYS ahead."""
-    found = rollover.repositories("o/tw", datetime.fromisoformat(now.replace("Z", "+00:00")))
+    """A year's period is the UTC year; the next one's repository is made settings.RECORD_PREPARE_DAYS ahead."""
+    found = rollover.repositories("o/tw", datetime.fromisoformat(now.replace("Z", "+00:00")), 12)
     assert (found.current, found.previous, list(found.prepare)) == (current, previous, prepare)
     assert found.label == current.rsplit("-", 1)[1]
 
@@ -190,8 +190,8 @@ def test_the_commands(years, tmp_path):
     rebuilt = runner.invoke(export_command, ["rebuild", "--out", str(old), "--out", str(new), "--out", str(fresh),
                                              "--db", str(tmp_path / "cli.db")])
     assert rebuilt.exit_code == 0 and "\nrebuilt " in rebuilt.output and "runs 6" in rebuilt.output, rebuilt.output
-    listed = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--now", "2027-12-20T00:00:00Z",
-                                            "--first", "2026"])
+    listed = runner.invoke(export_command, ["repositories", "--prefix", "o/tw", "--months", "12", "--now",
+                                            "2027-12-20T00:00:00Z", "--first", "2026"])
     assert listed.output.split("\n")[:7] == [
         "label=2027", "current=o/tw-record-2027", "previous=o/tw-record-2026", "current-name=tw-record-2027",
         "previous-name=tw-record-2026", "prepare=o/tw-record-2027 o/tw-record-2028",
