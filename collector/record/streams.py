@@ -51,6 +51,19 @@ CREATE TABLE export_merged (
 );
 """
 
+# A database that follows every record stream (collector/record/follow.py): for each stream ('' for
+# the default one) and each appended table, the last id of it the database holds, and when the stream's
+# last file read was written. Bookkeeping, never exported (its name starts with export_).
+V14 = """
+CREATE TABLE export_followed (
+    stream TEXT NOT NULL,
+    table_name TEXT NOT NULL,       -- an appended table; '' for the stream's own line
+    through INTEGER NOT NULL,       -- the last id of the stream's rows the database holds
+    written_at TEXT,                -- on the stream's own line: its last file's written_at
+    PRIMARY KEY (stream, table_name)
+);
+"""
+
 
 class StreamError(TakedownWatchError):
     """A database, a folder and a stream name that do not belong together."""
