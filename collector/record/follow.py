@@ -15,7 +15,8 @@ only the files each stream wrote since the last time:
   statements (merge.copy_rows): one article for one address several
   streams recorded, their rows listed in export_merged, a clash refused;
   the state tables are written anew from every stream's, the stream written
-  latest kept, as a merge keeps them.
+  latest kept, as a merge keeps them (run_finishes, append-only, is only
+  added to: no two streams hold a row of one run).
 
 The result equals `export rebuild` of the same files in every record row.
 Where an increment would change what an earlier one decided (a stream's
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collector import settings
-from collector.record import merge, streams
+from collector.record import merge, schema, streams
 from collector.record.fileformat import ExportError
 from collector.record.folder import batches, chain
 from collector.record.rebuild import rebuild, resume
@@ -163,9 +164,11 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
                             f'(SELECT COALESCE(MAX(id), 0) FROM part."{table}"), NULL)')
                     merge.copy_rows(conn, table, True, name, parts[name], after, also=(mark,))
             else:
-                conn.execute(f'DELETE FROM "{table}"')
+                kept = table in schema.APPEND_ONLY_TABLES  # run_finishes: a stream's rows never change
+                if not kept:
+                    conn.execute(f'DELETE FROM "{table}"')
                 for name in merge.by_written(parts, written):
-                    merge.copy_rows(conn, table, False, name, parts[name])
+                    merge.copy_rows(conn, table, False, name, parts[name], verb="INSERT OR IGNORE" if kept else None)
         _mark_streams(conn, written)
     finally:
         store.close()

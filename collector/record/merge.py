@@ -204,12 +204,12 @@ def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None])
 
 
 def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, after: int = 0,
-              also: tuple[str, ...] = ()) -> None:
+              also: tuple[str, ...] = (), verb: str | None = None) -> None:
     """Copy one stream's rows of one table, in id order (state rows: replacing an earlier stream's).
 
     With `after`, only the rows with a greater id (an appended table's rows the
     database does not hold yet: collector/record/follow.py); `also` are more
-    statements run in the same transaction.
+    statements run in the same transaction; `verb` replaces the INSERT's.
     """
     cols = columns(conn, table)
     label = (name or "default").replace("'", "")
@@ -241,7 +241,7 @@ def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, af
             select = [f"CASE WHEN EXISTS (SELECT 1 FROM {match}) THEN t.\"{col}\" || '@{label}' "
                       f"ELSE t.\"{col}\" END" if c == col else v for c, v in zip(cols, select)]
     names = ", ".join(f'"{c}"' for c in cols)
-    verb = "INSERT" if appended else "INSERT OR REPLACE"
+    verb = verb or ("INSERT" if appended else "INSERT OR REPLACE")
     sql.append(f'{verb} INTO main."{table}" ({names}) SELECT {", ".join(select)} FROM {source}{where} ORDER BY {order}')
     try:
         _attached(conn, part, [*sql, *also])
