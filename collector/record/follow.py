@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collector import settings
-from collector.record import merge, schema, streams
-from collector.record.fileformat import ExportError
-from collector.record.folder import batches, chain
+from collector.record import merge, schema, shadows, streams
+from collector.record.fileformat import ExportError, file_sha256
+from collector.record.folder import batches, chain, record_name
 from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, record_tables
@@ -68,14 +68,22 @@ def _label(name: str | None) -> str:
     return name or ""
 
 
-def follow(db_path: str | Path, record_dirs: str | Path | list) -> Followed:
+def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | None = None) -> Followed:
     """Return what was done after bringing the merged database at db_path level with every stream.
 
     record_dirs: the record folder (or the record repositories of successive
     years, oldest first), every stream's folder inside it. A database that
     does not exist is written from the streams' databases, themselves
     rebuilt from their folders the first time.
+
+    With `writes` (a stream's name: the archive job's), the database also
+    writes that stream: its rows are that stream's, allocated in its range
+    (streams.next_id) and exported to its folder alone (export.export_new),
+    every other stream's rows read beside them. Its own rows are never
+    copied in (it wrote them); the database must hold exactly what its
+    folder does, as a working database must.
     """
+    writer = streams.check_name(writes) if writes else None
     folders = [Path(f) for f in (record_dirs if isinstance(record_dirs, (list, tuple)) else [record_dirs])]
     found = merge.stream_folders(folders)
     merge.check_ranges(list(found))
@@ -92,11 +100,33 @@ def follow(db_path: str | Path, record_dirs: str | Path | list) -> Followed:
         parts[name] = part
     written = merge.newest(found)
     db = Path(db_path)
-    why = _increment(db, parts, written, before) if db.exists() else "there was no merged database"
+    why = _increment(db, parts, written, before, writer) if db.exists() else "there was no merged database"
     if why:
         _merge_anew(db, parts, written)
         done.merged_anew, done.why = True, why
+    if writer is not None:
+        _write_as(db, writer, found.get(writer))
     return done
+
+
+def _write_as(db: Path, writer: str, paths: list[Path] | None) -> None:
+    """Make the merged database the writer's: its stream, level with its folder's last file, no state unsent.
+
+    The state tables hold every stream's state: it is taken as exported (the
+    shadows hold it), so an export sends only what the writer changes.
+    """
+    files = chain(paths) if paths else []
+    store = Store(db)
+    try:
+        with store.transaction() as conn:
+            conn.execute("UPDATE export_stream SET name = ? WHERE id = 1", (writer,))
+            if files:
+                shadows.set_head(conn, record_name(files[-1]), file_sha256(files[-1]))
+            for table in record_tables(conn):
+                if not appended_by_id(conn, table):
+                    shadows.copy_table(conn, table)
+    finally:
+        store.close()
 
 
 def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed) -> None:
@@ -130,13 +160,16 @@ def _tops(part: Path) -> dict[str, int]:
 
 
 def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None, str],
-               before: dict[str | None, dict | None]) -> str | None:
+               before: dict[str | None, dict | None], writer: str | None = None) -> str | None:
     """Copy every stream's new rows into the merged database; return why it must be merged anew, or None."""
     store = Store(db)
     conn = store.conn
     try:
-        if streams.stream_of(conn) != streams.MERGED:
-            return "the database at that path merges no stream"
+        if streams.stream_of(conn) != (writer or streams.MERGED):
+            return f"the database at that path is not one that follows every stream{' and writes ' + writer if writer else ''}"
+        unsent = _writers_rows(conn, writer, parts.get(writer))
+        if unsent:
+            return unsent
         marks = {(s, t): n for s, t, n in conn.execute("SELECT stream, table_name, through FROM export_followed")}
         followed = {s for s, t in marks if t == ""}
         if followed - {_label(n) for n in parts}:
@@ -146,7 +179,7 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
                 continue  # a stream new to it: every row is new
             if before[name] is None:
                 return f"stream {name or '(default)'}'s own database was rebuilt"
-            if any(marks.get((_label(name), t), 0) != n for t, n in before[name].items()):
+            if name != writer and any(marks.get((_label(name), t), 0) != n for t, n in before[name].items()):
                 return f"it did not hold what stream {name or '(default)'}'s own database held"
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("PRAGMA synchronous = OFF")
@@ -157,6 +190,8 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
         for table in record_tables(conn):
             if appended_by_id(conn, table):
                 for name in by_range:
+                    if name == writer:
+                        continue  # its rows are the ones it wrote (checked above)
                     after = marks.get((_label(name), table), 0)
                     if _decided_otherwise(conn, table, name, parts[name], after):
                         return f"a {table} row of stream {name or '(default)'} meets one of a later stream"
@@ -172,6 +207,21 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
         _mark_streams(conn, written)
     finally:
         store.close()
+    return None
+
+
+def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
+    """Return why the database does not hold exactly the writer's exported rows, or None when it does."""
+    if writer is None:
+        return None
+    low = streams.base(writer)
+    tops = _tops(part) if part else {}
+    for table in record_tables(conn):
+        if appended_by_id(conn, table):
+            top = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}" WHERE id > ? AND id <= ?',
+                               (low, low + settings.STREAM_ID_RANGE)).fetchone()[0]
+            if top != tops.get(table, 0):
+                return f"it holds {table} rows of stream {writer} its folder does not ({top} != {tops.get(table, 0)})"
     return None
 
 

@@ -13,7 +13,8 @@ from collector.record.fileformat import (
 )
 from collector.record.folder import batches, chain, continues, read_ahead, record_name, verify
 from collector.record.store import Store
-from collector.record.streams import set_stream
+from collector import settings
+from collector.record.streams import base, set_stream, stream_of
 from collector.record.tables import appended_by_id, columns, key_columns, record_tables
 
 
@@ -130,7 +131,7 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
             if header:
                 check_continues(conn, header, files[-1])
             if check_references:  # a full rebuild; a resumed one was checked when it was built
-                problems = conn.execute("PRAGMA foreign_key_check").fetchmany(5)
+                problems = dangling(conn)
                 if problems:
                     raise ExportError(f"rebuilt rows point at rows the record lacks: "
                                       f"{[tuple(p) for p in problems]}")
@@ -142,6 +143,30 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
     finally:
         store.close()
     return counts
+
+
+def dangling(conn, most: int = 5) -> list[tuple]:
+    """Return (up to `most`) references of the database's rows to rows it lacks.
+
+    A reference into another stream's id range is not one: a stream's rows
+    may point at another's (the archive job's submissions at the captures of
+    every collect job: collector/record/follow.py), and the merge of every
+    stream, which holds that one too, checks it.
+    """
+    low = base(stream_of(conn))
+    high = low + settings.STREAM_ID_RANGE
+    found, refs = [], {}
+    for table, rowid, parent, fkid in conn.execute("PRAGMA foreign_key_check").fetchall():
+        if (table, fkid) not in refs:
+            refs[(table, fkid)] = [r[3] for r in conn.execute(f'PRAGMA foreign_key_list("{table}")') if r[0] == fkid]
+        names = ", ".join(f'"{c}"' for c in refs[(table, fkid)])
+        values = conn.execute(f'SELECT {names} FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone() or ()
+        if any(isinstance(v, int) and not low < v <= high for v in values):
+            continue
+        found.append((table, rowid, parent, fkid))
+        if len(found) >= most:
+            break
+    return found
 
 
 def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = None) -> None:

@@ -125,13 +125,17 @@ def set_stream(conn: sqlite3.Connection, name: str | None) -> None:
 def next_id(conn: sqlite3.Connection, table: str) -> int:
     """Return the id the next row of table gets: the next in this database's stream's range.
 
-    For the default stream it is MAX(id) + 1, the id SQLite itself gives.
+    For the default stream it is MAX(id) + 1, the id SQLite itself gives. Only
+    the stream's own range is looked at: a database that follows every stream
+    and writes one (the archive job's, collector/record/follow.py) holds the
+    other streams' rows too.
     """
     name = stream_of(conn)
     if name == MERGED:
         raise StreamError("this database merges every stream of the record: it is read, never written")
     low = base(name)
-    top = conn.execute(f'SELECT MAX(id) FROM "{table}"').fetchone()[0] or 0
+    top = conn.execute(f'SELECT MAX(id) FROM "{table}" WHERE id > ? AND id <= ?',
+                       (low, low + settings.STREAM_ID_RANGE)).fetchone()[0] or 0
     following = max(top, low) + 1
     if following > low + settings.STREAM_ID_RANGE:
         raise StreamError(f"stream {name or 'default'} has used every id of its range in {table}")
