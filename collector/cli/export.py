@@ -122,24 +122,29 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
 @click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True, help=FOLDERS_HELP)
 @click.option("--db", default="data/takedownwatch.db", show_default=True,
               help="The database that follows every stream (written when it does not exist).")
+@click.option("--writes", default=None,
+              help="The stream this database also writes (the archive job's, 'archive'): its own rows are "
+                   "exported from it to streams/NAME, every other stream's read beside them.")
 @lock_option
-def follow_command(out_dirs, db, lock_wait):
+def follow_command(out_dirs, db, writes, lock_wait):
     """Bring a database that merges every stream level with the files each stream wrote since.
 
     The same rows as `export rebuild` of the same files, without reading them
     all again: each stream's own database is kept beside it (DB.streams/) and
     brought level with its new files, and only their new rows are merged. Where
     a late file changes what an earlier merge decided, the database is merged
-    anew from those. Read, never exported: the site's figures and the archive
-    job read every stream through it.
+    anew from those. Read, never exported (the site's figures), unless it
+    --writes a stream of its own (the archive job, which submits every
+    stream's captures).
 
     \b
     Example:
         python -m collector export follow --out data/record --db data/all-streams.db
+        python -m collector export follow --out data/record --db data/takedownwatch.db --writes archive
     """
     try:
         with exclusive(db, "export follow", lock_wait):
-            done = follow(db, list(out_dirs))
+            done = follow(db, list(out_dirs), writes)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -43,7 +43,7 @@ from collector.record.fileformat import ExportError, file_sha256
 from collector.record.folder import batches, chain, record_name
 from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
-from collector.record.tables import appended_by_id, record_tables
+from collector.record.tables import appended_by_id, key_columns, record_tables
 
 PARTS = ".streams"  # beside the database: <db>.streams/<stream>.db, each stream's own database
 DEFAULT_PART = "_default"  # the default stream's database there ('_' is in no stream's name)
@@ -105,16 +105,19 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
         _merge_anew(db, parts, written)
         done.merged_anew, done.why = True, why
     if writer is not None:
-        _write_as(db, writer, found.get(writer))
+        _write_as(db, writer, found.get(writer), parts.get(writer))
     return done
 
 
-def _write_as(db: Path, writer: str, paths: list[Path] | None) -> None:
-    """Make the merged database the writer's: its stream, level with its folder's last file, no state unsent.
+def _write_as(db: Path, writer: str, paths: list[Path] | None, part: Path | None) -> None:
+    """Make the merged database the writer's: its stream, level with its folder's last file.
 
     The state tables hold every stream's state: it is taken as exported (the
-    shadows hold it), so an export sends only what the writer changes.
+    shadows hold it), so an export sends only what the writer changes; but
+    the writer's append-only state rows its folder lacks (a run finished
+    after the last export) are still to be sent.
     """
+    low = streams.base(writer)
     files = chain(paths) if paths else []
     store = Store(db)
     try:
@@ -125,8 +128,26 @@ def _write_as(db: Path, writer: str, paths: list[Path] | None) -> None:
             for table in record_tables(conn):
                 if not appended_by_id(conn, table):
                     shadows.copy_table(conn, table)
+        for table in record_tables(store.conn):
+            if not appended_by_id(store.conn, table) and table in schema.APPEND_ONLY_TABLES:
+                _unsent(store.conn, table, low, part)
     finally:
         store.close()
+
+
+def _unsent(conn, table: str, low: int, part: Path | None) -> None:
+    """Leave out of an append-only state table's shadow the writer's rows its own folder lacks."""
+    (key,) = key_columns(conn, table)
+    mine = f'"{key}" > {int(low)} AND "{key}" <= {int(low + settings.STREAM_ID_RANGE)}'
+    if part is None:
+        conn.execute(f'DELETE FROM "{shadows.shadow_name(table)}" WHERE {mine}')
+        return
+    conn.execute("ATTACH DATABASE ? AS part", (str(part),))
+    try:
+        conn.execute(f'DELETE FROM "{shadows.shadow_name(table)}" WHERE {mine} '
+                     f'AND "{key}" NOT IN (SELECT "{key}" FROM part."{table}")')
+    finally:
+        conn.execute("DETACH DATABASE part")
 
 
 def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed) -> None:
@@ -211,7 +232,11 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
 
 
 def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
-    """Return why the database does not hold exactly the writer's exported rows, or None when it does."""
+    """Return why the database lacks rows of the writer's folder, or None when it holds them all.
+
+    It may hold more: rows written after its last export (the time-stamping
+    run's ledger rows), which its next export sends.
+    """
     if writer is None:
         return None
     low = streams.base(writer)
@@ -220,8 +245,8 @@ def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
         if appended_by_id(conn, table):
             top = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}" WHERE id > ? AND id <= ?',
                                (low, low + settings.STREAM_ID_RANGE)).fetchone()[0]
-            if top != tops.get(table, 0):
-                return f"it holds {table} rows of stream {writer} its folder does not ({top} != {tops.get(table, 0)})"
+            if top < tops.get(table, 0):
+                return f"it lacks {table} rows of stream {writer}'s folder ({top} < {tops.get(table, 0)})"
     return None
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 
+from collector.collect.context import RunContext
 from collector.record import export as ex, follow, merge, streams, tables
 from collector.record.fileformat import read_header
 from collector.record.folder import batches, verify
 from collector.record.store import Store
 from collector.wayback.history import confirmed_snapshot_ids
+from tests.conftest import TEST_INTERVAL
 from tests.wayback.runs import START, VirtualClock, run_archive, seed
 
 ARCHIVE = "archive"
@@ -46,6 +48,9 @@ def test_the_archive_job_submits_every_streams_captures_and_exports_only_its_own
     assert sorted(s.url for s in fake.submissions) == ["https://outlet.example/moved/story-0",
                                                        "https://outlet.example/ok/story-0"]
     written = ex.export_new(store, streams.folder(root, ARCHIVE), now=START + timedelta(minutes=30))
+    # Then the job time-stamps its file: a run of its own, recorded after the export, sent by the next.
+    RunContext.open(store, "timestamp", clock=VirtualClock(START + timedelta(minutes=31)), vantage="test",
+                    warc_dir=tmp_path / "warc", interval=TEST_INTERVAL, allow_loopback=True).finish()
     store.close()
     # Its file is its own stream's, and holds its own rows alone: its run, requests and submissions.
     header = read_header(written.path)
@@ -63,7 +68,12 @@ def test_the_archive_job_submits_every_streams_captures_and_exports_only_its_own
     done = follow.follow(db, [root], writes=ARCHIVE)
     assert not done.merged_anew and done.files == {"hosted-1of2": 0, "hosted-2of2": 1, ARCHIVE: 1}
     merge.rebuild_record([root], tmp_path / "full.db")
-    assert _rows(db) == _rows(tmp_path / "full.db")
+    followed, unsent = _rows(db), Store(db).one("SELECT id FROM runs WHERE command = 'timestamp'")["id"]
+    assert {(t, r) for t in ("runs", "run_finishes") for r in followed[t] - _rows(tmp_path / "full.db")[t]} == {
+        ("runs", next(r for r in followed["runs"] if r[0] == unsent)),
+        ("run_finishes", next(r for r in followed["run_finishes"] if r[0] == unsent))}
+    assert {t: r for t, r in followed.items() if t not in ("runs", "run_finishes")} == {
+        t: r for t, r in _rows(tmp_path / "full.db").items() if t not in ("runs", "run_finishes")}
     full = sqlite3.connect(tmp_path / "full.db")
     submitted = {r[0] for r in full.execute("SELECT snapshot_id FROM archive_submissions")}
     assert submitted == set(captured.values())  # the merged record: submissions of hosted-2of2's capture
@@ -71,8 +81,9 @@ def test_the_archive_job_submits_every_streams_captures_and_exports_only_its_own
     store = Store(db)
     job = run_archive(store, tmp_path, fake, VirtualClock(START + timedelta(hours=2)))
     assert len(confirmed_snapshot_ids(store)) == 3 and not job.stopped
-    assert ex.export_new(store, streams.folder(root, ARCHIVE), now=START + timedelta(hours=2)).path
+    second = ex.export_new(store, streams.folder(root, ARCHIVE), now=START + timedelta(hours=2))
     store.close()
+    assert second.rows["runs"] == 2 and second.rows["run_finishes"] == 2  # the time-stamping run's too
     assert verify(streams.folder(root, ARCHIVE)) == 2
     assert [read_header(f)["stream"] for f in batches(streams.folder(root, ARCHIVE))] == [ARCHIVE, ARCHIVE]
     assert not follow.follow(db, [root], writes=ARCHIVE).merged_anew
