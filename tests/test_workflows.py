@@ -189,8 +189,9 @@ def test_collect_runs_every_15_minutes_at_odd_minutes_never_cancelled():
     assert "concurrency" not in collect
     job = collect["jobs"]["collect"]
     assert job["concurrency"] == {"group": "${{ matrix.group }}", "cancel-in-progress": False}
-    # the archive job writes the default stream too: the default stream's group, so the two never run at once
-    assert archive["concurrency"]["group"] == DEFAULT_STREAM["group"]
+    # the archive job writes a stream of its own: its own group, shared with no collect job
+    assert archive["concurrency"]["group"] == "record-archive"
+    assert archive["concurrency"]["group"] not in {j["group"] for j in _matrix(SHARDS="3", BD_RUNNER="dhaka")}
     assert archive["concurrency"]["cancel-in-progress"] is False
     assert re.search(r"python -m collector run .*--vantage", runs(collect))
     assert "commit_record.sh" in runs(collect) and "publish_warc.sh" in runs(collect)
@@ -315,10 +316,19 @@ def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed(
     # The audit reads the history as pushed, before the figures are computed from it.
     audit = next(i for i, t in enumerate(text) if t == "python -m collector audit")
     assert push < audit < next(i for i, t in enumerate(text) if "build-site" in t)
-    # Each job that reads the database levels it first, and none saves one.
-    uses = [s.get("uses", "").split("@")[0] for s in publish["steps"]]
-    assert "actions/cache/save" not in uses
-    assert uses.index("actions/cache/restore") < next(i for i, t in enumerate(text) if "level_database.sh" in t)
+    # The figures come from a database that follows every stream: its own cache, brought level with
+    # every stream's newest files (checked out for each stream), saved once level (it writes no row).
+    listed = publish["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in listed]
+    restore, save = uses.index("actions/cache/restore"), uses.index("actions/cache/save")
+    follow = next(i for i, t in enumerate(text) if "follow_database.sh" in t)
+    assert restore < follow < save < next(i for i, t in enumerate(text) if "build-site" in t)
+    assert "level_database.sh" not in "\n".join(text)
+    assert listed[restore]["with"]["restore-keys"] == "record-follow-"
+    assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
+    assert listed[save]["with"]["path"].split() == ["data/takedownwatch.db", "data/takedownwatch.db.streams"]
+    checkout = next(s for s in listed if "record_repository.sh checkout" in s.get("run", ""))
+    assert checkout["env"]["RECORD_ALL_STREAMS"] == "yes" and "RECORD_STREAM" not in checkout["env"]
 
 
 def test_tests_run_on_push_and_pull_request():
@@ -681,12 +691,15 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         uses = [s.get("uses", "").split("@")[0] for s in listed]
         text = [s.get("run", "") for s in listed]
         restore = uses.index("actions/cache/restore")
-        level = next(i for i, t in enumerate(text) if "level_database.sh" in t)
+        # collect levels its own stream's database; archive follows every stream and writes its own
+        script = "level_database.sh" if name == "collect.yml" else 'follow_database.sh "$RECORD" "$DB" "$STREAM"'
+        level = next(i for i, t in enumerate(text) if script in t)
         checkout = next(i for i, t in enumerate(text) if "record_repository.sh checkout" in t)
         assert checkout < restore < level and "export rebuild" not in "\n".join(text)
-        cache = "${{ matrix.cache }}" if name == "collect.yml" else DEFAULT_STREAM["cache"]
+        cache = "${{ matrix.cache }}" if name == "collect.yml" else "record-archive-"
         assert listed[restore]["with"]["restore-keys"] == cache
-        assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
+        paths = ["data/takedownwatch.db"] + ["data/takedownwatch.db.streams"] * (name == "archive.yml")
+        assert listed[restore]["with"]["path"].split() == paths
         save = uses.index("actions/cache/save")
         push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)
         fold = next(i for i, t in enumerate(text) if "wal_checkpoint" in t)
@@ -719,9 +732,8 @@ def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     token = job["steps"][uses.index("actions/create-github-app-token")]["with"]
     assert token["permission-contents"] == "read"  # reads the record repositories, writes none
     save = job["steps"][uses.index("actions/cache/save")]
-    archive_save = next(s for s in steps(load(WORKFLOWS / "archive.yml"))
-                        if s.get("uses", "").startswith("actions/cache/save@"))
-    assert save["with"] == archive_save["with"]  # where archive and the default stream's collect job look
+    # where the default stream's collect job looks (the archive job follows every stream, its own cache)
+    assert save["with"]["path"] == "data/takedownwatch.db"
     assert save["with"]["key"].startswith(DEFAULT_STREAM["cache"])
 
 
@@ -784,7 +796,7 @@ def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
     workflow = load(WORKFLOWS / "rollover.yml")
     prepare, roll = [entry["cron"] for entry in workflow["on"]["schedule"]]
     assert "workflow_dispatch" in workflow["on"]
-    assert workflow["concurrency"] == load(WORKFLOWS / "archive.yml")["concurrency"]  # the default stream's
+    assert workflow["concurrency"] == {"group": DEFAULT_STREAM["group"], "cancel-in-progress": False}
     # Daily in the last days of each period, then every 6 hours in the first three of the next.
     starts = set(range(1, 13, settings.RECORD_REPOSITORY_MONTHS))
     assert _months_of(roll) == starts and roll.split()[:3] == ["29", "*/6", "1-3"]
@@ -872,3 +884,23 @@ def test_the_deadline_bounds_each_run_inside_its_15_minute_slot():
     slot = 15
     assert minutes <= slot - 5  # set-up before, export/push/save after: a run normally ends in its slot
     assert job["timeout-minutes"] <= slot + 5  # and a stuck one is stopped early in the next
+
+
+def test_the_archive_job_exports_signs_timestamps_and_pushes_a_stream_of_its_own():
+    """Its rows go to streams/archive, its own chain: never the default stream's, which a collect job writes."""
+    archive = load(WORKFLOWS / "archive.yml")
+    job = archive["jobs"]["archive"]
+    assert job["env"]["STREAM"] == "archive" and job["env"]["STREAM_DIR"] == "data/record/streams/archive"
+    listed = list(steps(archive))
+    text = [s.get("run", "") for s in listed]
+    for command in ("export new", "export sign", "export timestamp"):
+        (step,) = [t for t in text if f"python -m collector {command}" in t]
+        assert '--out "$STREAM_DIR"' in step and '--out "$RECORD"' not in step, command
+    push = next(s for s in listed if "commit_record.sh" in s.get("run", ""))
+    assert push["env"]["RECORD"] == "${{ env.STREAM_DIR }}"
+    for script in ("record_repository.sh checkout", "record_repository.sh seed"):
+        step = next(s for s in listed if script in s.get("run", ""))
+        assert step["env"]["RECORD_STREAM"] == "archive", script
+    checkout = next(s for s in listed if "record_repository.sh checkout" in s.get("run", ""))
+    assert checkout["env"]["RECORD_ALL_STREAMS"] == "yes"  # it follows every stream: each one's newest days
+    assert "archive" not in {j["stream"] for j in _matrix(SHARDS="4", BD_RUNNER="dhaka")}

@@ -162,12 +162,20 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed)
             merge.check_stream(paths, part, name, files[len(files) - loaded:] if loaded else [])
             done.files[_label(name)] = loaded
             return
-        for path in (part, Path(f"{part}-wal"), Path(f"{part}-shm")):
-            path.unlink(missing_ok=True)
-    rebuild(paths, part)
-    merge.check_stream(paths, part, name)
+        _remove(part)
+    try:
+        rebuild(paths, part)
+        merge.check_stream(paths, part, name)
+    except BaseException:
+        _remove(part)  # a later follow rebuilds it again, from the folder whole
+        raise
     done.rebuilt.append(_label(name))
     done.files[_label(name)] = len(chain(paths))
+
+
+def _remove(db: Path) -> None:
+    for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        path.unlink(missing_ok=True)
 
 
 def _tops(part: Path) -> dict[str, int]:
@@ -274,8 +282,7 @@ def _mark_streams(conn, written: dict[str | None, str]) -> None:
 def _merge_anew(db: Path, parts: dict[str | None, Path], written: dict[str | None, str]) -> None:
     """Write the merged database anew from the streams' own databases, then put it in place."""
     new = db.with_name(db.name + ".new")
-    for path in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
-        path.unlink(missing_ok=True)
+    _remove(new)
     merge.combine(parts, written, new)
     store = Store(new)
     try:
