@@ -39,8 +39,8 @@ from pathlib import Path
 
 from collector import settings
 from collector.record import merge, schema, shadows, streams
-from collector.record.fileformat import ExportError, file_sha256
-from collector.record.folder import batches, chain, record_name
+from collector.record.fileformat import ExportError, file_sha256, read_header
+from collector.record.folder import batches, chain, last_batch, record_name
 from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, key_columns, record_tables
@@ -98,7 +98,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
         except ExportError as exc:
             raise ExportError(f"stream {name or '(default)'}: {exc}") from exc
         parts[name] = part
-    written = merge.newest(found)
+    written = _written(found)
     db = Path(db_path)
     why = _increment(db, parts, written, before, writer) if db.exists() else "there was no merged database"
     if why:
@@ -118,13 +118,13 @@ def _write_as(db: Path, writer: str, paths: list[Path] | None, part: Path | None
     after the last export) are still to be sent.
     """
     low = streams.base(writer)
-    files = chain(paths) if paths else []
+    last = last_batch(paths[-1]) if paths else None
     store = Store(db)
     try:
         with store.transaction() as conn:
             conn.execute("UPDATE export_stream SET name = ? WHERE id = 1", (writer,))
-            if files:
-                shadows.set_head(conn, record_name(files[-1]), file_sha256(files[-1]))
+            if last is not None:
+                shadows.set_head(conn, record_name(last), file_sha256(last))
             for table in record_tables(conn):
                 if not appended_by_id(conn, table):
                     shadows.copy_table(conn, table)
@@ -171,6 +171,18 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed)
         raise
     done.rebuilt.append(_label(name))
     done.files[_label(name)] = len(chain(paths))
+
+
+def _written(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
+    """Return when each stream's last file was written, as merge.newest does, from its newest folder alone.
+
+    A sparse checkout of the newest days holds that file (a merge reads the chain whole).
+    """
+    written = {}
+    for name, paths in found.items():
+        last = last_batch(paths[-1]) if paths else None
+        written[name] = read_header(last).get("written_at", "") if last else ""
+    return written
 
 
 def _remove(db: Path) -> None:
