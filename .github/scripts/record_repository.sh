@@ -103,6 +103,10 @@ case "$command" in
         && [[ "${RECORD_FIRST_PERIOD:-}" != "$label" ]]; then
       due=yes  # only the period the record began in starts from nothing
     fi
+    if [[ "$due" == yes && -z "$stream" && "${RECORD_ALL_STREAMS:-}" == yes && -n "$(git -C "$dest" ls-tree -r \
+        --name-only HEAD | grep -E '^streams/[a-z0-9][a-z0-9-]*/([0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?|CONTINUES\.json)$')" ]]; then
+      due=no  # a job that reads every stream (pages): the period has begun once any stream's has
+    fi
     echo "repository=$current"
     echo "due=$due"
     ;;
