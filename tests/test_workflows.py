@@ -210,6 +210,7 @@ SECRETS = {
     "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "pages.yml": {"TAKEDOWNWATCH_APP_KEY", "TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
+    "vantages.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
 }
 
 

@@ -13,8 +13,7 @@ from collector.record.fileformat import (
 )
 from collector.record.folder import batches, chain, continues, read_ahead, record_name, verify
 from collector.record.store import Store
-from collector import settings
-from collector.record.streams import base, set_stream, stream_of
+from collector.record.streams import in_range, set_stream, stream_of
 from collector.record.tables import appended_by_id, columns, key_columns, record_tables
 
 
@@ -131,7 +130,7 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
             if header:
                 check_continues(conn, header, files[-1])
             if check_references:  # a full rebuild; a resumed one was checked when it was built
-                problems = dangling(conn)
+                problems = [p for p in conn.execute("PRAGMA foreign_key_check") if not _other_stream(conn, p)][:5]
                 if problems:
                     raise ExportError(f"rebuilt rows point at rows the record lacks: "
                                       f"{[tuple(p) for p in problems]}")
@@ -145,28 +144,25 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
     return counts
 
 
-def dangling(conn, most: int = 5) -> list[tuple]:
-    """Return (up to `most`) references of the database's rows to rows it lacks.
+# Rows that may point at rows of other streams: a comparison of every stream's answers
+# (collector/collect/vantages.py) names requests and articles other jobs recorded, and the archive
+# job's submissions (its stream follows every stream: collector/record/follow.py) name the captures
+# of every collect job. A rebuild of the referring stream alone lets such a reference be when the row
+# it names lies in another stream's range; the merge of every stream checks that it is there.
+CROSS_STREAM = {"vantage_differences": {"request_a", "request_b", "article_id"},
+                "archive_submissions": {"snapshot_id"}}
 
-    A reference into another stream's id range is not one: a stream's rows
-    may point at another's (the archive job's submissions at the captures of
-    every collect job: collector/record/follow.py), and the merge of every
-    stream, which holds that one too, checks it.
-    """
-    low = base(stream_of(conn))
-    high = low + settings.STREAM_ID_RANGE
-    found, refs = [], {}
-    for table, rowid, parent, fkid in conn.execute("PRAGMA foreign_key_check").fetchall():
-        if (table, fkid) not in refs:
-            refs[(table, fkid)] = [r[3] for r in conn.execute(f'PRAGMA foreign_key_list("{table}")') if r[0] == fkid]
-        names = ", ".join(f'"{c}"' for c in refs[(table, fkid)])
-        values = conn.execute(f'SELECT {names} FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone() or ()
-        if any(isinstance(v, int) and not low < v <= high for v in values):
-            continue
-        found.append((table, rowid, parent, fkid))
-        if len(found) >= most:
-            break
-    return found
+
+def _other_stream(conn, problem) -> bool:
+    """Return True for a foreign-key problem that is a permitted reference into another stream's range."""
+    table, rowid, _parent, fkid = problem
+    if table not in CROSS_STREAM or rowid is None:
+        return False
+    cols = [r[3] for r in conn.execute(f'PRAGMA foreign_key_list("{table}")') if r[0] == fkid]
+    if len(cols) != 1 or cols[0] not in CROSS_STREAM[table]:
+        return False
+    value = conn.execute(f'SELECT "{cols[0]}" FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone()[0]
+    return isinstance(value, int) and not in_range(stream_of(conn), value)
 
 
 def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = None) -> None:
