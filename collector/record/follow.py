@@ -80,8 +80,9 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     writes that stream: its rows are that stream's, allocated in its range
     (streams.next_id) and exported to its folder alone (export.export_new),
     every other stream's rows read beside them. Its own rows are never
-    copied in (it wrote them); the database must hold exactly what its
-    folder does, as a working database must.
+    copied in (it wrote them); the database must hold every row its folder
+    does (it is merged anew otherwise), and may hold more, written after its
+    last export, which its next export sends.
     """
     writer = streams.check_name(writes) if writes else None
     folders = [Path(f) for f in (record_dirs if isinstance(record_dirs, (list, tuple)) else [record_dirs])]
