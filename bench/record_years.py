@@ -3,6 +3,8 @@
     .venv/bin/python bench/record_years.py                      # 2027 and 2028, figures for 40 and 100 outlets
     .venv/bin/python bench/record_years.py --months 6           # a repository per half year
     .venv/bin/python bench/record_years.py --start 2026-12-30 --days 4   # a quick look across one boundary
+    .venv/bin/python bench/record_years.py --figures F.json     # keep the measured figures ...
+    .venv/bin/python bench/record_years.py --report F.json      # ... and print the table again from them
 
 No network. Each simulated hour writes the rows of one collect job and one archive job with
 bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses, titles,
@@ -17,14 +19,16 @@ each file's header): a second record of no outlet at all measures that part, and
 (2 by default) are scaled above it to the outlets reported.
 
 Reported per year: the repository's packed size, its export files and the largest, the working
-database (largest on any day, as the cache would hold it), WARC release assets per day, a full
-rebuild from every repository so far, and a job's resume from its year's repository of the
-cache saved a day earlier.
+database (largest on any day, as the cache would hold it; never levelled here: `export level`
+and bench/working_db.py bound it), WARC release assets per day and the largest (one run's
+file), a full rebuild from every repository so far, and a job's resume from its year's
+repository of the cache saved a day earlier; then each against GitHub's limits.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import subprocess
@@ -42,7 +46,19 @@ from collector.record import export, folder, rebuild as rebuilding, rollover  # 
 from collector.record.store import Store  # noqa: E402
 
 MIB, GIB = 2**20, 2**30
-GITHUB_RECOMMENDED = 5 * 10**9  # "less than 5 GB is strongly recommended" (GitHub's repository limits)
+# GitHub's documented limits; name, bytes, the figure held to it. docs.github.com/en/repositories/
+# working-with-files/managing-large-files/about-large-files-on-github (a repository: "less than 5 GB is
+# strongly recommended"; a file over 100 MiB is blocked), .../releasing-projects-on-github/about-releases
+# ("each file included in a release must be under 2 GiB"), docs.github.com/en/actions/using-workflows/
+# caching-dependencies-to-speed-up-workflows#usage-limits-and-eviction-policy (10 GB of caches a
+# repository, oldest evicted beyond it; the cache is compressed, so the database file is the upper bound).
+GITHUB_RECOMMENDED = 5 * 10**9  # "less than 5 GB is strongly recommended" (a repository, on disk)
+LIMITS = (
+    ("a repository: 5 GB recommended", GITHUB_RECOMMENDED, "packed"),
+    ("a file in a repository: 100 MiB", 100 * MIB, "largest"),
+    ("a release asset: 2 GiB", 2 * GIB, "warc_largest"),
+    ("the Actions cache of a repository: 10 GB", 10 * 10**9, "db_peak"),
+)
 
 
 @dataclass
@@ -55,6 +71,7 @@ class Year:
     db_peak: int = 0  # bytes of the working database, largest at any day's end
     db_end: int = 0
     warc: int = 0  # bytes of WARC files recorded in the year
+    warc_largest: int = 0  # bytes of the largest WARC file (one run's, one release asset) of the year
     packed: int = 0
     files: int = 0
     largest: tuple[int, str] = (0, "")
@@ -134,7 +151,7 @@ def simulate(args, work: Path, outlets: int) -> list[Year]:
         return rollover.period_label(rollover.period_of(moment, args.months), args.months)
 
     years = [Year(label(args.start), new_repository(work, label(args.start)))]
-    warc_before = 0
+    warc_seen = 0  # the last warc_files row counted
     started = time.monotonic()
     for day in range(args.days):
         today = args.start + timedelta(days=day)
@@ -159,9 +176,11 @@ def simulate(args, work: Path, outlets: int) -> list[Year]:
         current.days += 1
         current.db_peak = max(current.db_peak, db_path.stat().st_size)
         current.db_end = db_path.stat().st_size
-        warc_now = store.one("SELECT COALESCE(SUM(bytes), 0) FROM warc_files")[0]
-        current.warc += warc_now - warc_before
-        warc_before = warc_now
+        warc_now, warc_largest = store.one("SELECT COALESCE(SUM(bytes), 0), COALESCE(MAX(bytes), 0) FROM warc_files "
+                                           "WHERE id > ?", (warc_seen,))
+        warc_seen = store.one("SELECT COALESCE(MAX(id), 0) FROM warc_files")[0]
+        current.warc += warc_now
+        current.warc_largest = max(current.warc_largest, warc_largest)
         if (day + 1) % 30 == 0 or day + 1 == args.days:
             print(f"  {outlets} outlet(s), {today}: {current.days} days of {current.year}, database "
                   f"{db_path.stat().st_size / MIB:,.0f} MiB ({time.monotonic() - started:,.0f} s)", flush=True)
@@ -178,10 +197,17 @@ def simulate(args, work: Path, outlets: int) -> list[Year]:
     return years
 
 
-MEASURES = ("packed", "largest", "db_peak", "db_end", "warc", "rebuild_seconds", "resume_seconds")
+MEASURES = ("packed", "largest", "db_peak", "db_end", "warc", "warc_largest", "rebuild_seconds", "resume_seconds")
 
 
-def at(outlets: int, simulated: Year, baseline: Year | None, k: int) -> dict[str, float]:
+def figures(years: list[Year]) -> list[dict]:
+    """Return what each period measured, as JSON can hold it (--figures writes it, --report reads it)."""
+    return [{"year": y.year, "days": y.days, "files": y.files, "largest_name": y.largest[1], "rows": y.rows,
+             "composition": y.composition, **{m: y.largest[0] if m == "largest" else getattr(y, m) for m in MEASURES}}
+            for y in years]
+
+
+def at(outlets: int, simulated: dict, baseline: dict | None, k: int) -> dict[str, float]:
     """Return a period's figures at `outlets` outlets: what a record of none costs, plus each outlet's share.
 
     Every outlet adds rows of its own, so a figure grows linearly with the
@@ -189,42 +215,65 @@ def at(outlets: int, simulated: Year, baseline: Year | None, k: int) -> dict[str
     rows, each export file's header): the baseline, a record of no outlet,
     measures that part, and only the rest is scaled.
     """
-    def value(year: Year, measure: str) -> float:
-        return year.largest[0] if measure == "largest" else getattr(year, measure)
-
-    fixed = {m: value(baseline, m) if baseline else 0.0 for m in MEASURES}
-    return {m: fixed[m] + outlets * (value(simulated, m) - fixed[m]) / k for m in MEASURES}
+    fixed = {m: baseline[m] if baseline else 0.0 for m in MEASURES}
+    return {m: fixed[m] + outlets * (simulated[m] - fixed[m]) / k for m in MEASURES}
 
 
-def report(years: list[Year], baseline: list[Year] | None, args) -> None:
+def table(measured: dict, outlets: int) -> list[dict]:
+    """Return each period's row of the table at `outlets` outlets, in the units printed.
+
+    `measured` is what --figures writes: the simulated outlets' periods, the
+    baseline's (or None) and how many outlets were simulated. Sizes in GiB
+    and MiB (2**30, 2**20 bytes), WARC per day over the period's simulated
+    days, rebuild in minutes, resume in seconds.
+    """
+    baseline = measured["baseline"]
+    rows = []
+    for index, period in enumerate(measured["years"]):
+        f = at(outlets, period, baseline[index] if baseline else None, measured["simulate"])
+        rows.append({"period": period["year"], "days": period["days"], "files": period["files"],
+                     "repository_gib": f["packed"] / GIB, "largest_mib": f["largest"] / MIB,
+                     "db_peak_gib": f["db_peak"] / GIB, "db_end_gib": f["db_end"] / GIB,
+                     "warc_day_gib": f["warc"] / max(period["days"], 1) / GIB, "warc_largest_mib": f["warc_largest"] / MIB,
+                     "rebuild_min": f["rebuild_seconds"] / 60, "resume_s": f["resume_seconds"],
+                     "limits": {name: f[measure] <= limit for name, limit, measure in LIMITS}})
+    return rows
+
+
+def report(measured: dict) -> None:
     print()
-    k = args.simulate
-    for outlets in args.outlets:
-        print(f"At {outlets} outlets x {args.per_day} articles a day (from {k} simulated outlet(s)"
-              + (" and a record of none, for what every job costs whatever the outlets):" if baseline else "):"))
-        print("  period   days  repository (git gc)  files  largest file  working database (peak, end)  "
-              "WARC a day  full rebuild  resume")
-        for index, y in enumerate(years):
-            f = at(outlets, y, baseline[index] if baseline else None, k)
-            fits = "under" if f["packed"] < GITHUB_RECOMMENDED else "OVER"
-            print(f"  {y.year:<7}  {y.days:>4}  {f['packed'] / GIB:6.2f} GiB ({fits} 5 GB)  {y.files:>5}  "
-                  f"{f['largest'] / MIB:6.2f} MiB    {f['db_peak'] / GIB:6.2f} GiB, "
-                  f"{f['db_end'] / GIB:6.2f} GiB      {f['warc'] / max(y.days, 1) / GIB:5.2f} GiB  "
-                  f"{f['rebuild_seconds'] / 60:7.1f} min  {f['resume_seconds']:5.1f} s")
+    k = measured["simulate"]
+    for outlets in measured["outlets"]:
+        print(f"At {outlets} outlets x {measured['per_day']} articles a day (from {k} simulated outlet(s)"
+              + (" and a record of none, for what every job costs whatever the outlets):"
+                 if measured["baseline"] else "):"))
+        print("  period   days  repository (git gc)  files  largest file  working database, un-levelled  "
+              "WARC a day, largest file  full rebuild  resume")
+        rows = table(measured, outlets)
+        for r in rows:
+            fits = "under" if r["limits"][LIMITS[0][0]] else "OVER"
+            print(f"  {r['period']:<7}  {r['days']:>4}  {r['repository_gib']:6.2f} GiB ({fits} 5 GB)  {r['files']:>5}  "
+                  f"{r['largest_mib']:6.2f} MiB    {r['db_peak_gib']:6.2f} GiB peak, {r['db_end_gib']:6.2f} GiB end  "
+                  f"{r['warc_day_gib']:5.2f} GiB, {r['warc_largest_mib']:6.1f} MiB  "
+                  f"{r['rebuild_min']:7.1f} min  {r['resume_s']:6.1f} s")
+        for name, _limit, _measure in LIMITS:
+            over = [r["period"] for r in rows if not r["limits"][name]]
+            print(f"  GitHub's limit on {name}: " + (f"passed in {', '.join(over)}" if over else "holds every period"))
         print()
     print("repository: packed bytes after git gc of that period's record repository alone (5 GB: GitHub's "
           "recommended most); largest file: the largest export file in it (GitHub refuses files over 100 MiB); "
-          "working database: the database file as a job saves it to the Actions cache, largest at any day's end, "
-          "and at the period's end; WARC: bytes of WARC files recorded a day (release assets); full rebuild: "
-          "`export rebuild` from every repository up to that period's end, one process; resume: bringing a "
-          "database saved a day earlier level with its period's repository (49 files; a job an hour later "
-          "reads 2).")
-    last = years[-1]
-    print(f"rows at the end ({k} simulated outlet(s)): " + ", ".join(f"{t} {v:,}" for t, v in last.rows.items()))
-    fixed = dict(baseline[-1].composition) if baseline else {}
-    n = args.outlets[0]
+          "working database: the database file as a job saves it to the Actions cache (before the cache's own "
+          "compression), never levelled here (`export level` bounds it: bench/working_db.py), largest at any "
+          "day's end and at the period's end; WARC: bytes of WARC files recorded a day (release assets), and "
+          "the largest, one run's (2 GiB an asset); full rebuild: `export rebuild` from every repository up "
+          "to that period's end, one process; resume: bringing a database saved a day earlier level with its "
+          "period's repository (49 files; a job an hour later reads 2).")
+    last = measured["years"][-1]
+    print(f"rows at the end ({k} simulated outlet(s)): " + ", ".join(f"{t} {v:,}" for t, v in last["rows"].items()))
+    fixed = dict(measured["baseline"][-1]["composition"]) if measured["baseline"] else {}
+    n = measured["outlets"][0]
     sizes = sorted(((name, fixed.get(name, 0) + n * (size - fixed.get(name, 0)) / k)
-                    for name, size in last.composition), key=lambda item: -item[1])
+                    for name, size in last["composition"]), key=lambda item: -item[1])
     print(f"the working database at the end, by table and index, at {n} outlets: " + ", ".join(
         f"{name} {size / GIB:.2f} GiB" for name, size in sizes[:14]))
 
@@ -242,8 +291,13 @@ def main() -> None:
     parser.add_argument("--no-baseline", dest="baseline", action="store_false",
                         help="scale the simulated outlets alone, without a record of none for the cost per job")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--figures", type=Path, help="write the measured figures to this JSON file")
+    parser.add_argument("--report", type=Path, help="print the table from figures written by --figures; simulate nothing")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
+    if args.report:
+        report(json.loads(args.report.read_text()))
+        return
     work = args.keep or Path(tempfile.mkdtemp(prefix="record-years-"))
     if work.exists() and any(work.iterdir()):
         raise SystemExit(f"{work} is not empty")
@@ -253,7 +307,13 @@ def main() -> None:
     started = time.monotonic()
     years = simulate(args, work / "outlets", args.simulate)
     baseline = simulate(args, work / "baseline", 0) if args.baseline else None
-    report(years, baseline, args)
+    measured = {"start": args.start.isoformat(), "days": args.days, "simulate": args.simulate, "outlets": args.outlets,
+                "per_day": args.per_day, "sources": args.sources, "entries": args.entries, "months": args.months,
+                "seconds": round(time.monotonic() - started), "years": figures(years),
+                "baseline": figures(baseline) if baseline else None}
+    if args.figures:
+        args.figures.write_text(json.dumps(measured, indent=1) + "\n")
+    report(measured)
     print(f"time {time.monotonic() - started:,.0f} s")
     if not args.keep:
         shutil.rmtree(work)

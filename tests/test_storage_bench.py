@@ -1,8 +1,10 @@
-"""bench/storage_growth.py still runs against the real schema and export (its figures are not tested)."""
+"""The storage benchmarks run against the real schema and export; record_years.py's table is what it measured."""
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -30,11 +32,11 @@ def test_the_storage_benchmark_runs_and_commits_a_record_that_verifies(tmp_path)
     assert len(tracked) == 96 and all(name.startswith("data/record/") for name in tracked)
 
 
-def test_the_years_benchmark_rolls_the_record_over_into_a_repository_a_year(tmp_path):
-    work = tmp_path / "years"
+def test_the_years_benchmark_rolls_the_record_over_and_its_table_is_what_it_measured(tmp_path):
+    work, out = tmp_path / "years", tmp_path / "figures.json"
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "record_years.py"), "--start", "2026-12-31", "--days", "2", "--simulate", "1",
-         "--per-day", "12", "--entries", "20", "--outlets", "40", "--keep", str(work)],
+         "--per-day", "12", "--entries", "20", "--outlets", "40", "--keep", str(work), "--figures", str(out)],
         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = re.findall(r"^  (20\d\d)  +\d+  ", done.stdout, re.M)
@@ -43,6 +45,43 @@ def test_the_years_benchmark_rolls_the_record_over_into_a_repository_a_year(tmp_
     assert folder.verify([old, new]) == 48 + 48 + 1  # the next day's first job included
     assert folder.continues(new)["file"] == folder.record_name(folder.batches(old)[-1])
     assert not [p for p in folder.batches(new)[1:] if not folder.record_name(p).startswith("2027/")]
+
+    # What it wrote for each period is what the kept folders hold.
+    measured = json.loads(out.read_text())
+    db = sqlite3.connect(work / "outlets" / "takedownwatch.db")
+    for period, repo, day in zip(measured["years"], (old, new), ("2026-12-31", "2027-01-01")):
+        files = folder.batches(repo)
+        assert (period["files"], period["largest"]) == (len(files), max(p.stat().st_size for p in files))
+        objects = dict(line.split(": ") for line in subprocess.run(
+            ["git", "count-objects", "-v"], cwd=repo, capture_output=True, text=True, check=True).stdout.splitlines())
+        assert period["packed"] == (int(objects["size-pack"]) + int(objects["size"])) * 1024 > 0
+        warc = db.execute("SELECT SUM(bytes), MAX(bytes) FROM warc_files WHERE recorded_at LIKE ?", (day + "%",)).fetchone()
+        assert (period["days"], period["warc"], period["warc_largest"]) == (1, *warc) and warc[0] > 0
+    db.close()
+    assert all(p["rebuild_seconds"] > 0 for p in measured["years"]) and measured["years"][1]["resume_seconds"] > 0
+    assert measured["baseline"][1]["packed"] > 0 and measured["baseline"][1]["warc"] == 0  # no outlet, no WARC
+
+    # The table scales each figure above the record of no outlet, and prints what it computed.
+    sys.path.insert(0, str(ROOT / "bench"))
+    import record_years
+
+    sim, none = measured["years"][1], measured["baseline"][1]
+    row = record_years.table(measured, 40)[1]
+    assert row["repository_gib"] * 2**30 == none["packed"] + 40 * (sim["packed"] - none["packed"])
+    assert row["warc_day_gib"] * 2**30 == none["warc"] + 40 * (sim["warc"] - none["warc"])
+    assert row["db_peak_gib"] * 2**30 == none["db_peak"] + 40 * (sim["db_peak"] - none["db_peak"])
+    assert row["resume_s"] == none["resume_seconds"] + 40 * (sim["resume_seconds"] - none["resume_seconds"])
+    printed = re.search(r"^  2027 +1 +([\d.]+) GiB .*? ([\d.]+) MiB +([\d.]+) GiB peak, +([\d.]+) GiB end +([\d.]+) GiB, +"
+                        r"([\d.]+) MiB +([\d.]+) min +([\d.]+) s$", done.stdout, re.M)
+    assert printed, done.stdout
+    assert [float(v) for v in printed.groups()] == [
+        round(row[k], n) for k, n in (("repository_gib", 2), ("largest_mib", 2), ("db_peak_gib", 2), ("db_end_gib", 2),
+                                      ("warc_day_gib", 2), ("warc_largest_mib", 1), ("rebuild_min", 1), ("resume_s", 1))]
+    # Each of GitHub's limits is judged on its figure: a repository over 5 GB, a file over 100 MiB.
+    assert all(row["limits"].values())
+    sim["packed"], sim["largest"] = 6 * 10**9 / 40, 101 * 2**20 / 40 + 1
+    judged = record_years.table({**measured, "baseline": None, "simulate": 1}, 40)[1]["limits"]
+    assert [judged[name] for name, _, _ in record_years.LIMITS] == [False, False, True, True]
 
 
 def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
