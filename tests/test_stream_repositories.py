@@ -81,3 +81,46 @@ def test_streams_push_side_by_side_roll_over_each_and_merge_across_years(tmp_pat
     conn = sqlite3.connect(tmp_path / "merged.db")
     assert {r[0] for r in conn.execute("SELECT vantage FROM runs")} == {"hosted", "hosted-2of2", "bd-1of2"}
     conn.close()
+
+
+def test_a_job_that_follows_every_stream_checks_out_each_ones_newest_days_and_follows_them(tmp_path):
+    """pages and archive: record_repository.sh with RECORD_ALL_STREAMS, then follow_database.sh."""
+    github = FakeGitHub(tmp_path / "gh")
+    assert script(github, "record_repository.sh", "prepare", NOW="2026-08-01T05:23:00Z", **ENV).returncode == 0
+    stores = {}
+    for name in ("hosted-1of2", "bd-1of2"):
+        stores[name] = Store(tmp_path / f"{name}.db")
+        with stores[name].transaction() as conn:
+            streams.set_stream(conn, name)
+    days = [datetime(2026, 8, d, 6, 7, tzinfo=timezone.utc) for d in (4, 5, 6)]
+    for n, when in enumerate(days):
+        _slot(github, tmp_path, stores, when, f"day{n}")
+
+    def follower(label: str, when: datetime) -> tuple[Path, object]:
+        clone = tmp_path / f"follow-{label}"
+        # A period after the first: its record has begun, in the streams' folders (the folder's own is empty).
+        env = {**ENV, "NOW": when.isoformat(), "RECORD_ALL_STREAMS": "yes", "RECORD_DAYS": "2",
+               "RECORD_FIRST_PERIOD": "2025"}
+        out = script(github, "record_repository.sh", "checkout", str(clone), **env)
+        assert out.returncode == 0 and "due=no" in out.stdout, out.stdout + out.stderr
+        return clone, script(github, "follow_database.sh", str(clone), str(tmp_path / "followed.db"))
+
+    clone, first = follower("a", days[-1])
+    # Each stream's two newest days, and no older one, until a database is first written.
+    checked = lambda: {p.relative_to(clone).as_posix()[:-len("/000001.jsonl.bz2")] for p in clone.rglob("*.jsonl.bz2")}
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "checking out the whole record folder" in first.stderr  # no copy yet: every stream's every file
+    assert len(checked()) == 6
+    merge.rebuild_record([clone], tmp_path / "full.db")
+    dump = lambda db: {t: sorted(sqlite3.connect(db).execute(f'SELECT * FROM "{t}"')) for t in ("runs",)}
+    assert dump(tmp_path / "followed.db") == dump(tmp_path / "full.db") and len(dump(tmp_path / "full.db")["runs"]) == 6
+    # A later run restores that copy: the newest days of each stream are enough.
+    later = datetime(2026, 8, 7, 6, 7, tzinfo=timezone.utc)
+    _slot(github, tmp_path, stores, later, "day4")
+    for store in stores.values():
+        store.close()
+    clone, second = follower("b", later)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "checking out the whole" not in second.stderr, second.stderr
+    assert checked() == {f"streams/{name}/2026/08/{day}" for name in stores for day in ("06", "07")}
+    assert "new export files per stream: bd-1of2 1, hosted-1of2 1" in second.stdout

@@ -197,8 +197,9 @@ def test_collect_runs_every_15_minutes_at_odd_minutes_never_cancelled():
     assert "concurrency" not in collect
     job = collect["jobs"]["collect"]
     assert job["concurrency"] == {"group": "${{ matrix.group }}", "cancel-in-progress": False}
-    # the archive job writes the default stream too: the default stream's group, so the two never run at once
-    assert archive["concurrency"]["group"] == DEFAULT_STREAM["group"]
+    # the archive job writes a stream of its own: its own group, shared with no collect job
+    assert archive["concurrency"]["group"] == "record-archive"
+    assert archive["concurrency"]["group"] not in {j["group"] for j in _matrix(SHARDS="3", BD_RUNNER="dhaka")}
     assert archive["concurrency"]["cancel-in-progress"] is False
     assert re.search(r"python -m collector run .*--vantage", runs(collect))
     assert "commit_record.sh" in runs(collect) and "publish_warc.sh" in runs(collect)
@@ -324,10 +325,19 @@ def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed(
     # The audit reads the history as pushed, before the figures are computed from it.
     audit = next(i for i, t in enumerate(text) if t == "python -m collector audit")
     assert push < audit < next(i for i, t in enumerate(text) if "build-site" in t)
-    # Each job that reads the database levels it first, and none saves one.
-    uses = [s.get("uses", "").split("@")[0] for s in publish["steps"]]
-    assert "actions/cache/save" not in uses
-    assert uses.index("actions/cache/restore") < next(i for i, t in enumerate(text) if "level_database.sh" in t)
+    # The figures come from a database that follows every stream: its own cache, brought level with
+    # every stream's newest files (checked out for each stream), saved once level (it writes no row).
+    listed = publish["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in listed]
+    restore, save = uses.index("actions/cache/restore"), uses.index("actions/cache/save")
+    follow = next(i for i, t in enumerate(text) if "follow_database.sh" in t)
+    assert restore < follow < save < next(i for i, t in enumerate(text) if "build-site" in t)
+    assert "level_database.sh" not in "\n".join(text)
+    assert listed[restore]["with"]["restore-keys"] == "record-follow-"
+    assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
+    assert listed[save]["with"]["path"].split() == ["data/takedownwatch.db", "data/takedownwatch.db.streams"]
+    checkout = next(s for s in listed if "record_repository.sh checkout" in s.get("run", ""))
+    assert checkout["env"]["RECORD_ALL_STREAMS"] == "yes" and "RECORD_STREAM" not in checkout["env"]
 
 
 def test_tests_run_on_push_and_pull_request():
@@ -690,12 +700,15 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         uses = [s.get("uses", "").split("@")[0] for s in listed]
         text = [s.get("run", "") for s in listed]
         restore = uses.index("actions/cache/restore")
-        level = next(i for i, t in enumerate(text) if "level_database.sh" in t)
+        # collect levels its own stream's database; archive follows every stream and writes its own
+        script = "level_database.sh" if name == "collect.yml" else 'follow_database.sh "$RECORD" "$DB" "$STREAM"'
+        level = next(i for i, t in enumerate(text) if script in t)
         checkout = next(i for i, t in enumerate(text) if "record_repository.sh checkout" in t)
         assert checkout < restore < level and "export rebuild" not in "\n".join(text)
-        cache = "${{ matrix.cache }}" if name == "collect.yml" else DEFAULT_STREAM["cache"]
+        cache = "${{ matrix.cache }}" if name == "collect.yml" else "record-archive-"
         assert listed[restore]["with"]["restore-keys"] == cache
-        assert listed[restore]["with"]["path"] == "data/takedownwatch.db"
+        paths = ["data/takedownwatch.db"] + ["data/takedownwatch.db.streams"] * (name == "archive.yml")
+        assert listed[restore]["with"]["path"].split() == paths
         save = uses.index("actions/cache/save")
         push = next(i for i, t in enumerate(text) if "commit_record.sh" in t)
         fold = next(i for i, t in enumerate(text) if "wal_checkpoint" in t)
@@ -747,8 +760,7 @@ def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     # Each stream's job saves where the stream's own workflow looks: the same path and key prefix.
     both = _rebuild_matrix(SHARDS="2", BD_RUNNER="dhaka-1")
     collected = [j for j in both if j["stream"] != "vantages"]
-    default = {**_matrix()[0], "db": "data/takedownwatch.db"}
-    for name, job_name, jobs in (("collect.yml", "collect", collected), ("archive.yml", "archive", [default]),
+    for name, job_name, jobs in (("collect.yml", "collect", collected),
                                  ("vantages.yml", "compare", [j for j in both if j["stream"] == "vantages"])):
         writer = load(WORKFLOWS / name)
         restore = next(s for s in writer["jobs"][job_name]["steps"]
@@ -765,6 +777,11 @@ def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     assert [j["stream"] for j in both] == [j["stream"] for j in _matrix(SHARDS="2", BD_RUNNER="dhaka-1")] + ["vantages"]
     assert both[-1] == {"stream": "vantages", "folder": "streams/vantages", "cache": "record-stream-vantages-",
                         "group": "record-vantages", "runs-on": "ubuntu-24.04", "db": "data/vantages.db"}
+    # The archive job's database follows every stream (export follow): a cache of its own, which none
+    # of these refills; a lost one is followed anew from the record by the archive job itself.
+    archive = next(s for s in load(WORKFLOWS / "archive.yml")["jobs"]["archive"]["steps"]
+                   if s.get("uses", "").startswith("actions/cache/restore@"))["with"]
+    assert archive["restore-keys"] == "record-archive-" and archive["restore-keys"] not in {j["cache"] for j in both}
     merging = "\n".join(s.get("run", "") for s in workflow["jobs"]["merge"]["steps"])
     assert 'export verify "${args[@]}"' in merging and 'export rebuild "${args[@]}" --db' in merging
     assert "--stream" not in merging  # every stream, merged as the tests merge them
@@ -831,7 +848,7 @@ def test_the_yearly_rollover_runs_when_due_as_one_more_writer_of_the_record():
     workflow = load(WORKFLOWS / "rollover.yml")
     prepare, roll = [entry["cron"] for entry in workflow["on"]["schedule"]]
     assert "workflow_dispatch" in workflow["on"]
-    assert workflow["concurrency"] == load(WORKFLOWS / "archive.yml")["concurrency"]  # the default stream's
+    assert workflow["concurrency"] == {"group": DEFAULT_STREAM["group"], "cancel-in-progress": False}
     # Daily in the last days of each period, then every 6 hours in the first three of the next.
     starts = set(range(1, 13, settings.RECORD_REPOSITORY_MONTHS))
     assert _months_of(roll) == starts and roll.split()[:3] == ["29", "*/6", "1-3"]
@@ -919,3 +936,23 @@ def test_the_deadline_bounds_each_run_inside_its_15_minute_slot():
     slot = 15
     assert minutes <= slot - 5  # set-up before, export/push/save after: a run normally ends in its slot
     assert job["timeout-minutes"] <= slot + 5  # and a stuck one is stopped early in the next
+
+
+def test_the_archive_job_exports_signs_timestamps_and_pushes_a_stream_of_its_own():
+    """Its rows go to streams/archive, its own chain: never the default stream's, which a collect job writes."""
+    archive = load(WORKFLOWS / "archive.yml")
+    job = archive["jobs"]["archive"]
+    assert job["env"]["STREAM"] == "archive" and job["env"]["STREAM_DIR"] == "data/record/streams/archive"
+    listed = list(steps(archive))
+    text = [s.get("run", "") for s in listed]
+    for command in ("export new", "export sign", "export timestamp"):
+        (step,) = [t for t in text if f"python -m collector {command}" in t]
+        assert '--out "$STREAM_DIR"' in step and '--out "$RECORD"' not in step, command
+    push = next(s for s in listed if "commit_record.sh" in s.get("run", ""))
+    assert push["env"]["RECORD"] == "${{ env.STREAM_DIR }}"
+    for script in ("record_repository.sh checkout", "record_repository.sh seed"):
+        step = next(s for s in listed if script in s.get("run", ""))
+        assert step["env"]["RECORD_STREAM"] == "archive", script
+    checkout = next(s for s in listed if "record_repository.sh checkout" in s.get("run", ""))
+    assert checkout["env"]["RECORD_ALL_STREAMS"] == "yes"  # it follows every stream: each one's newest days
+    assert "archive" not in {j["stream"] for j in _matrix(SHARDS="4", BD_RUNNER="dhaka")}

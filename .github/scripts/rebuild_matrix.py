@@ -18,7 +18,7 @@ import sys
 
 from collect_matrix import matrix
 
-COLLECT_DB = "data/takedownwatch.db"  # collect.yml's (and archive.yml's) working database
+COLLECT_DB = "data/takedownwatch.db"  # collect.yml's working database (archive.yml's follows every stream: none here)
 # (stream, its workflow's database path, needs a second vantage): keep in step with those workflows.
 WRITERS = (("vantages", "data/vantages.db", True),)
 

@@ -22,7 +22,8 @@
 # changed), RECORD_DAYS (newest days checked out, default 2), NOW (default the clock), RECORD_URL_BASE
 # (default https://github.com), PYTHON, RECORD_STREAM (a collect job's record stream: checkout and seed
 # then work on DEST/streams/RECORD_STREAM, that stream's folder, which the period before may lack: a
-# stream that starts in this period starts from nothing).
+# stream that starts in this period starts from nothing), RECORD_ALL_STREAMS=yes (a job that follows
+# every stream, pages and archive: checkout also takes the newest days of every stream's folder).
 set -euo pipefail
 command=${1:?usage: record_repository.sh prepare | checkout DEST | seed DEST | history PARENT}
 prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_REPOSITORY is set}}
@@ -84,14 +85,27 @@ case "$command" in
     mapfile -t days < <(git -C "$dest" ls-tree -r --name-only HEAD \
       | grep -E "^${inside}[0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?$" | sed "s|^${inside}||" \
       | cut -d/ -f1-3 | sort -u | tail -n "${RECORD_DAYS:-2}" | sed "s|^|/${inside}|; s|\$|/|")
+    every=()
+    if [[ "${RECORD_ALL_STREAMS:-}" == yes ]]; then  # a job that follows every stream: each one's newest days
+      mapfile -t every < <(git -C "$dest" ls-tree -r --name-only HEAD \
+        | sed -nE 's#^((streams/[a-z0-9][a-z0-9-]*/)?[0-9]{4}/[0-9]{2}/[0-9]{2})/[0-9]{6}\.jsonl(\.bz2)?$#\1#p' \
+        | sort -u | awk -F/ -v keep="${RECORD_DAYS:-2}" '
+            { folder = ($1 == "streams") ? $2 : "."; n[folder]++; day[folder, n[folder]] = $0 }
+            END { for (f in n) for (i = n[f] - keep + 1; i <= n[f]; i++) if (i > 0) print "/" day[f, i] "/" }')
+      every+=('/streams/*/*.json')
+    fi
     today=$(date -u -d "${NOW:-now}" +"/${inside}%Y/%m/%d/")  # where this job's exports go
     git -C "$dest" sparse-checkout set --no-cone '/*.json' '/*.md' ${inside:+"/${inside}*.json"} \
-      "${days[@]}" "$today"
+      "${days[@]}" "${every[@]}" "$today"
     mkdir -p "$dest/$inside"
     due=no
     if "$python" -m collector export rollover --check --out "$dest/$inside" >&2 \
         && [[ "${RECORD_FIRST_PERIOD:-}" != "$label" ]]; then
       due=yes  # only the period the record began in starts from nothing
+    fi
+    if [[ "$due" == yes && -z "$stream" && "${RECORD_ALL_STREAMS:-}" == yes && -n "$(git -C "$dest" ls-tree -r \
+        --name-only HEAD | grep -E '^streams/[a-z0-9][a-z0-9-]*/([0-9]{4}/[0-9]{2}/[0-9]{2}/[0-9]{6}\.jsonl(\.bz2)?|CONTINUES\.json)$')" ]]; then
+      due=no  # a job that reads every stream (pages): the period has begun once any stream's has
     fi
     echo "repository=$current"
     echo "due=$due"

@@ -10,6 +10,7 @@ from collector import settings
 from collector.cli.options import Busy, lock_option, make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
+from collector.record.follow import follow
 from collector.record.lock import DatabaseBusy, exclusive
 from collector.record.merge import rebuild_record
 from collector.record.rebuild import resume as resume_rebuild
@@ -115,6 +116,44 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
         click.echo(f"resumed {db}: {files} newer export file(s)" + (f": {rows}" if rows else ", already level"))
     else:
         click.echo(f"rebuilt {db}: " + (rows or "empty record"))
+
+
+@export.command("follow")
+@click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True, help=FOLDERS_HELP)
+@click.option("--db", default="data/takedownwatch.db", show_default=True,
+              help="The database that follows every stream (written when it does not exist).")
+@click.option("--writes", default=None,
+              help="The stream this database also writes (the archive job's, 'archive'): its own rows are "
+                   "exported from it to streams/NAME, every other stream's read beside them.")
+@lock_option
+def follow_command(out_dirs, db, writes, lock_wait):
+    """Bring a database that merges every stream level with the files each stream wrote since.
+
+    The same rows as `export rebuild` of the same files, without reading them
+    all again: each stream's own database is kept beside it (DB.streams/) and
+    brought level with its new files, and only their new rows are merged. Where
+    a late file changes what an earlier merge decided, the database is merged
+    anew from those. Read, never exported (the site's figures), unless it
+    --writes a stream of its own (the archive job, which submits every
+    stream's captures).
+
+    \b
+    Example:
+        python -m collector export follow --out data/record --db data/all-streams.db
+        python -m collector export follow --out data/record --db data/takedownwatch.db --writes archive
+    """
+    try:
+        with exclusive(db, "export follow", lock_wait):
+            done = follow(db, list(out_dirs), writes)
+    except DatabaseBusy as exc:
+        raise Busy(str(exc)) from exc
+    except TakedownWatchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    read = ", ".join(f"{name or '(default)'} {n}" for name, n in sorted(done.files.items()))
+    click.echo(f"followed {db}: new export files per stream: {read or 'no stream'}"
+               + (f"; rebuilt the own database of {', '.join(n or '(default)' for n in done.rebuilt)}"
+                  if done.rebuilt else "")
+               + (f"; merged anew ({done.why})" if done.merged_anew else ""))
 
 
 @export.command("level")

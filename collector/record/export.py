@@ -58,8 +58,10 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         stream = check_stream(conn, header, last)
         check_continues(conn, header, last)
         check_not_elsewhere(conn, out, last)
+        own = _own_range(stream)
         if warc_dir is not None:
-            _record_warc_files(conn, header["through"].get("requests", 0), Path(warc_dir), now, result)
+            _record_warc_files(conn, max(header["through"].get("requests", 0), own[0]), own[1], Path(warc_dir),
+                               now, result)
         if not _level(conn, out, last, previous_sha):
             shadows.fill_from_files(conn, [t for t in tables if not appended_by_id(conn, t)], batches(out))
         changed: dict[str, list[dict]] = {}
@@ -67,7 +69,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         for table in tables:
             if appended_by_id(conn, table):
                 after = header["through"].get(table, 0)
-                count, top, top_digest = _append_lines(conn, table, after, lines)
+                count, top, top_digest = _append_lines(conn, table, after, lines, own)
                 through[table] = top if count else after
                 if through[table]:
                     boundary[table] = top_digest if count else header["boundary"][table]
@@ -141,20 +143,34 @@ def check_not_elsewhere(conn, out: Path, last: Path | None) -> None:
                           "(`python -m collector export rollover`), never from nothing")
 
 
-def _append_lines(conn, table: str, after: int, lines: list[str]) -> tuple[int, int, str | None]:
-    """Add the lines of rows with id > after; return (count, last id, digest of the last row)."""
+def _own_range(stream: str | None) -> tuple[int, int]:
+    """Return (low, high): the stream's ids are above low, up to high.
+
+    A database holds one stream's rows, or (the archive job's, which follows
+    every stream: collector/record/follow.py) every stream's and writes one:
+    only that one's rows are exported, and repeat only that one's.
+    """
+    low = streams.base(stream)
+    return low, low + settings.STREAM_ID_RANGE
+
+
+def _append_lines(conn, table: str, after: int, lines: list[str],
+                  own: tuple[int, int] = (0, settings.STREAM_ID_RANGE)) -> tuple[int, int, str | None]:
+    """Add the lines of the stream's rows with id > after; return (count, last id, digest of the last row)."""
+    low, high = own
     if table == ENTRY_TABLE:
-        return _entry_lines(conn, after, lines)
+        return _entry_lines(conn, after, lines, own)
     scopes: dict[str | None, list[str]] = {}
     for column, scope in REPEATS.get(table, {}).items():
         scopes.setdefault(scope, []).append(column)
     latest: dict[tuple, dict] = {}  # (scope, its value) -> {"id": ..., column: value} of the latest row
     count, top, last = 0, after, None
-    for row in conn.execute(f'SELECT * FROM "{table}" WHERE id > ? ORDER BY id', (after,)):
+    for row in conn.execute(f'SELECT * FROM "{table}" WHERE id > ? AND id <= ? ORDER BY id',
+                            (max(after, low), high)):
         row = last = dict(row)
         same = {}
         for scope, cols in scopes.items():
-            before = _latest_before(conn, table, row, scope, cols, latest)
+            before = _latest_before(conn, table, row, scope, cols, latest, low)
             for column in cols:
                 value = row[column]
                 if (before and isinstance(value, str) and len(value) >= REPEAT_MIN_CHARS
@@ -165,24 +181,25 @@ def _append_lines(conn, table: str, after: int, lines: list[str]) -> tuple[int, 
     return count, top, row_digest(last) if last else None
 
 
-def _latest_before(conn, table: str, row: dict, scope: str | None, cols: list[str], latest: dict):
-    """Return the latest earlier row in the scope (its id and cols), and make `row` the latest."""
+def _latest_before(conn, table: str, row: dict, scope: str | None, cols: list[str], latest: dict, low: int = 0):
+    """Return the latest earlier row of the stream in the scope (its id and cols), and make `row` the latest."""
     key = (scope, row[scope] if scope else None)
     before = latest.get(key)
     if before is None:
         where, params = (f'AND "{scope}" = ?', [row[scope]]) if scope else ("", [])
         names = ", ".join(f'"{c}"' for c in cols)
-        found = conn.execute(f'SELECT id, {names} FROM "{table}" WHERE id < ? {where} '
-                             "ORDER BY id DESC LIMIT 1", [row["id"], *params]).fetchone()
+        found = conn.execute(f'SELECT id, {names} FROM "{table}" WHERE id < ? AND id > ? {where} '
+                             "ORDER BY id DESC LIMIT 1", [row["id"], low, *params]).fetchone()
         before = dict(found) if found else None
     latest[key] = {"id": row["id"], **{c: row[c] for c in cols}}
     return before
 
 
-def _entry_lines(conn, after: int, lines: list[str]) -> tuple[int, int, str | None]:
+def _entry_lines(conn, after: int, lines: list[str], own: tuple[int, int]) -> tuple[int, int, str | None]:
     """Add one line per listing of new entries, its repetitions of the listing before written as ranges."""
     content = [c for c in columns(conn, ENTRY_TABLE) if c not in ENTRY_FIXED]
-    rows = conn.execute(f"SELECT * FROM {ENTRY_TABLE} WHERE id > ? ORDER BY id", (after,)).fetchall()
+    rows = conn.execute(f"SELECT * FROM {ENTRY_TABLE} WHERE id > ? AND id <= ? ORDER BY id",
+                        (max(after, own[0]), own[1])).fetchall()
     count, top, digest = 0, after, None
     bases: dict[tuple, tuple[int, list[tuple]]] = {}
     start = 0
@@ -191,14 +208,14 @@ def _entry_lines(conn, after: int, lines: list[str]) -> tuple[int, int, str | No
         while end < len(rows) and rows[end]["listing_id"] == rows[start]["listing_id"]:
             end += 1
         group = [dict(r) for r in rows[start:end]]
-        lines.extend(_encode_listing(conn, group, content, bases))
+        lines.extend(_encode_listing(conn, group, content, bases, own[0]))
         count += len(group)
         top, digest = group[-1]["id"], group[-1]
         start = end
     return count, top, row_digest(digest) if digest else None
 
 
-def _encode_listing(conn, group: list[dict], content: list[str], bases: dict) -> list[str]:
+def _encode_listing(conn, group: list[dict], content: list[str], bases: dict, low: int) -> list[str]:
     listing_id, first = group[0]["listing_id"], group[0]["id"]
     contiguous = all(r["id"] == first + i and r["position"] == i for i, r in enumerate(group))
     if not contiguous:  # not the shape record_listing writes: keep every row as it is
@@ -206,7 +223,7 @@ def _encode_listing(conn, group: list[dict], content: list[str], bases: dict) ->
     values = [tuple(r[c] for c in content) for r in group]
     listing = conn.execute("SELECT outlet_id, url FROM listings WHERE id = ?", (listing_id,)).fetchone()
     source = (listing["outlet_id"], listing["url"]) if listing else None
-    base_id, base = bases.get(source) or _base_listing(conn, listing_id, source, content)
+    base_id, base = bases.get(source) or _base_listing(conn, listing_id, source, content, low)
     if source:
         bases[source] = (listing_id, values)
     parts = listing_parts(values, base, content)
@@ -214,12 +231,12 @@ def _encode_listing(conn, group: list[dict], content: list[str], bases: dict) ->
                          parts)]
 
 
-def _base_listing(conn, listing_id: int, source, content: list[str]) -> tuple[int | None, list[tuple]]:
+def _base_listing(conn, listing_id: int, source, content: list[str], low: int) -> tuple[int | None, list[tuple]]:
     if source is None:
         return None, []
     # A listing answered 304 holds no entry rows: the listing it repeats is the base.
     row = conn.execute("SELECT COALESCE(entries_of, id) FROM listings WHERE outlet_id = ? AND url = ? "
-                       "AND id < ? ORDER BY id DESC LIMIT 1", (*source, listing_id)).fetchone()
+                       "AND id < ? AND id > ? ORDER BY id DESC LIMIT 1", (*source, listing_id, low)).fetchone()
     if row is None:
         return None, []
     quoted = ", ".join(f'"{c}"' for c in content)
@@ -236,11 +253,11 @@ def _level(conn, out: Path, last: Path | None, last_sha: str | None) -> bool:
     return head == (last.relative_to(out).as_posix(), last_sha)
 
 
-def _record_warc_files(conn, after: int, warc_dir: Path, now: datetime, result: ExportResult) -> None:
-    """Insert a warc_files row for every WARC file new requests point at and not yet recorded as it is."""
+def _record_warc_files(conn, after: int, high: int, warc_dir: Path, now: datetime, result: ExportResult) -> None:
+    """Insert a warc_files row for every WARC file the stream's new requests point at, not yet recorded as it is."""
     names = [r[0] for r in conn.execute(
-        "SELECT DISTINCT warc_file FROM requests WHERE id > ? AND warc_file IS NOT NULL ORDER BY warc_file",
-        (after,))]
+        "SELECT DISTINCT warc_file FROM requests WHERE id > ? AND id <= ? AND warc_file IS NOT NULL "
+        "ORDER BY warc_file", (after, high))]
     for name in names:
         path = warc_dir / name
         if not path.is_file():

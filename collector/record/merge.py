@@ -77,7 +77,7 @@ def merge(found: dict[str | None, list[Path]], db_path: str | Path,
     """Return rows per table after merging the streams (name -> folders, in any order) into a new database."""
     if Path(db_path).exists():
         raise ExportError(f"{db_path} exists: rebuild writes a new database only")
-    _check_ranges(list(found))
+    check_ranges(list(found))
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="record-merge-", dir=Path(db_path).resolve().parent) as scratch:
         parts: dict[str | None, Path] = {}
@@ -86,13 +86,13 @@ def merge(found: dict[str | None, list[Path]], db_path: str | Path,
             try:
                 for table, n in rebuild(paths, part).items():
                     counts[table] = counts.get(table, 0) + n
-                _check_stream(paths, part, name)
+                check_stream(paths, part, name)
             except ExportError as exc:
                 raise ExportError(f"stream {_shown(name)}: {exc}") from exc
             parts[name] = part
             if progress:
                 progress(index + 1, len(found))
-        _combine(parts, _newest(found), Path(db_path))
+        combine(parts, newest(found), Path(db_path))
     return counts
 
 
@@ -100,7 +100,7 @@ def _shown(name: str | None) -> str:
     return name or "(default)"
 
 
-def _check_ranges(names: list[str | None]) -> None:
+def check_ranges(names: list[str | None]) -> None:
     """Raise for two streams whose names fall to one id range (see settings.STREAM_RANGES)."""
     seen: dict[int, str | None] = {}
     for name in names:
@@ -111,9 +111,9 @@ def _check_ranges(names: list[str | None]) -> None:
         seen[low] = name
 
 
-def _check_stream(paths: list[Path], part: Path, name: str | None) -> None:
-    """Raise unless every file says it is this stream's and every id the stream holds lies in its range."""
-    for path in chain(paths):
+def check_stream(paths: list[Path], part: Path, name: str | None, files: list[Path] | None = None) -> None:
+    """Raise unless every file (or those given) says it is this stream's and every id lies in its range."""
+    for path in chain(paths) if files is None else files:
         if read_header(path).get("stream") != name:
             raise ExportError(f"{path} says it belongs to stream {_shown(read_header(path).get('stream'))}")
     conn = sqlite3.connect(part)
@@ -127,13 +127,13 @@ def _check_stream(paths: list[Path], part: Path, name: str | None) -> None:
         conn.close()
 
 
-def _newest(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
+def newest(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
     """Return when each stream's last file was written (its header's written_at)."""
-    newest = {}
+    written = {}
     for name, paths in found.items():
         files = chain(paths)
-        newest[name] = read_header(files[-1]).get("written_at", "") if files else ""
-    return newest
+        written[name] = read_header(files[-1]).get("written_at", "") if files else ""
+    return written
 
 
 # One article recorded by several streams (two vantages' jobs of one shard, or two shards after N
@@ -144,20 +144,20 @@ FOLDED = {"article_urls": ("url_key",)}  # the same address of the same article:
 RELABELLED = {"checks": "slot"}  # two streams' checks of one slot: both kept, the later's slot reads 'SLOT@STREAM'
 
 
-def _combine(parts: dict[str | None, Path], newest: dict[str | None, str], db_path: Path) -> None:
+def combine(parts: dict[str | None, Path], written: dict[str | None, str], db_path: Path) -> None:
+    """Write a new merged database from each stream's database (name -> path) and its last file's time."""
     by_range = sorted(parts, key=streams.base)
-    # State rows: the stream written latest is written last and so kept (then the first by range).
-    by_age = sorted(parts, key=lambda n: (newest[n], -streams.base(n)))
+    by_age = by_written(parts, written)
     store = Store(db_path)
     conn = store.conn
     conn.execute("PRAGMA foreign_keys = OFF")  # tables in record order, as a rebuild loads them
     conn.execute("PRAGMA synchronous = OFF")
     try:
-        _article_map(conn, parts, by_range)
+        article_map(conn, parts, by_range)
         for table in record_tables(conn):
             appended = appended_by_id(conn, table)
             for name in by_range if appended else by_age:
-                _copy(conn, table, appended, name, parts[name])
+                copy_rows(conn, table, appended, name, parts[name])
         problems = conn.execute("PRAGMA foreign_key_check").fetchmany(5)
         if problems:
             raise ExportError(f"merged rows point at rows no stream holds: {[tuple(p) for p in problems]}")
@@ -168,6 +168,11 @@ def _combine(parts: dict[str | None, Path], newest: dict[str | None, str], db_pa
             path.unlink(missing_ok=True)
         raise
     store.close()
+
+
+def by_written(names, written: dict[str | None, str]) -> list[str | None]:
+    """Return the streams in the order their state rows are written: the one written latest last (kept)."""
+    return sorted(names, key=lambda n: (written[n], -streams.base(n)))  # then the first by range
 
 
 def _attached(conn, part: Path, sql: list[str]) -> None:
@@ -186,7 +191,7 @@ def _attached(conn, part: Path, sql: list[str]) -> None:
         conn.execute("DETACH DATABASE part")
 
 
-def _article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]) -> None:
+def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]) -> None:
     """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has."""
     conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, url_key TEXT NOT NULL, first_seen_at TEXT)")
     conn.execute("CREATE TEMP TABLE article_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
@@ -198,8 +203,14 @@ def _article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]
                     ) AS k ON k.url_key = s.url_key WHERE s.id != k.id ORDER BY s.id""")
 
 
-def _copy(conn, table: str, appended: bool, name: str | None, part: Path) -> None:
-    """Copy one stream's rows of one table, in id order (state rows: replacing an earlier stream's)."""
+def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, after: int = 0,
+              also: tuple[str, ...] = (), verb: str | None = None) -> None:
+    """Copy one stream's rows of one table, in id order (state rows: replacing an earlier stream's).
+
+    With `after`, only the rows with a greater id (an appended table's rows the
+    database does not hold yet: collector/record/follow.py); `also` are more
+    statements run in the same transaction; `verb` replaces the INSERT's.
+    """
     cols = columns(conn, table)
     label = (name or "default").replace("'", "")
     mapped = "article_id" in cols and table != "articles"
@@ -209,34 +220,40 @@ def _copy(conn, table: str, appended: bool, name: str | None, part: Path) -> Non
         select = ['COALESCE(m.new, t."article_id")' if c == "article_id" else v for c, v in zip(cols, select)]
         source += ' LEFT JOIN temp.article_map AS m ON m.old = t."article_id"'
     order = "t.id" if appended else "t.rowid"
-    where, sql = "", []
+    new = f"t.id > {int(after)}" if appended else "1"
+    where, sql = f" WHERE {new}", []
     if table == "articles":
-        where = " WHERE t.id NOT IN (SELECT old FROM temp.article_map)"
+        where += " AND t.id NOT IN (SELECT old FROM temp.article_map)"
         sql.append(f"INSERT INTO main.export_merged SELECT 'articles', t.id, '{label}', 'folded', m.new, NULL "
-                   f"FROM part.articles AS t JOIN temp.article_map AS m ON m.old = t.id ORDER BY t.id")
+                   f"FROM part.articles AS t JOIN temp.article_map AS m ON m.old = t.id WHERE {new} ORDER BY t.id")
     elif table in FOLDED or table in RELABELLED:
-        keys = FOLDED.get(table) or (RELABELLED[table],)
-        match = (f'main."{table}" AS k WHERE k.article_id = COALESCE(m.new, t.article_id) AND '
-                 + " AND ".join(f'k."{c}" IS t."{c}"' for c in keys))
+        match = matching(table)
         if table in FOLDED:
-            where = f" WHERE NOT EXISTS (SELECT 1 FROM {match})"
+            where += f" AND NOT EXISTS (SELECT 1 FROM {match})"
             sql.append(f"INSERT INTO main.export_merged SELECT '{table}', t.id, '{label}', 'folded', "
                        f"(SELECT MIN(k.id) FROM {match}), NULL FROM {source} "
-                       f"WHERE EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
+                       f"WHERE {new} AND EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
         else:
             col = RELABELLED[table]
             sql.append(f"INSERT INTO main.export_merged SELECT '{table}', t.id, '{label}', 'relabelled', NULL, "
                        f"json_object('{col}', t.\"{col}\") FROM {source} "
-                       f"WHERE EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
+                       f"WHERE {new} AND EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
             select = [f"CASE WHEN EXISTS (SELECT 1 FROM {match}) THEN t.\"{col}\" || '@{label}' "
                       f"ELSE t.\"{col}\" END" if c == col else v for c, v in zip(cols, select)]
     names = ", ".join(f'"{c}"' for c in cols)
-    verb = "INSERT" if appended else "INSERT OR REPLACE"
+    verb = verb or ("INSERT" if appended else "INSERT OR REPLACE")
     sql.append(f'{verb} INTO main."{table}" ({names}) SELECT {", ".join(select)} FROM {source}{where} ORDER BY {order}')
     try:
-        _attached(conn, part, sql)
+        _attached(conn, part, [*sql, *also])
     except sqlite3.IntegrityError as exc:
         raise ExportError(_conflict(table, name, exc)) from exc
+
+
+def matching(table: str) -> str:
+    """Return the FROM and WHERE of the merged rows a stream's row t (a FOLDED or RELABELLED table's) meets."""
+    keys = FOLDED.get(table) or (RELABELLED[table],)
+    return (f'main."{table}" AS k WHERE k.article_id = COALESCE(m.new, t.article_id) AND '
+            + " AND ".join(f'k."{c}" IS t."{c}"' for c in keys))
 
 
 def _conflict(table: str, name: str | None, exc: Exception) -> str:

@@ -145,10 +145,12 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
 
 
 # Rows that may point at rows of other streams: a comparison of every stream's answers
-# (collector/collect/vantages.py) names requests and articles other jobs recorded. A rebuild of the
-# comparing stream alone lets such a reference be when the row it names lies in another stream's range;
-# the merge of every stream checks that it is there.
-CROSS_STREAM = {"vantage_differences": {"request_a", "request_b", "article_id"}}
+# (collector/collect/vantages.py) names requests and articles other jobs recorded, and the archive
+# job's submissions (its stream follows every stream: collector/record/follow.py) name the captures
+# of every collect job. A rebuild of the referring stream alone lets such a reference be when the row
+# it names lies in another stream's range; the merge of every stream checks that it is there.
+CROSS_STREAM = {"vantage_differences": {"request_a", "request_b", "article_id"},
+                "archive_submissions": {"snapshot_id"}}
 
 
 def _other_stream(conn, problem) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collector.record.triggers import append_only_triggers
 from collector.record.ledger_schema import V9
-from collector.record.streams import V13
+from collector.record.streams import V13, V14
 from collector.record.unattended import V10 as V11
 from collector.record.views import FIRST_SHOWING, V4, V5, V10, V12, snapshots_insert_trigger
 
@@ -393,4 +393,5 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # one whose entries it repeats (collector/record/views.py). 11: a year unattended
 # (collector/record/unattended.py). 12: every article's capture delay, a view (views.py).
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13)
+# 14: a database that follows every stream, how far it has read each (collector/record/follow.py).
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14)

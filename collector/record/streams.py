@@ -51,6 +51,19 @@ CREATE TABLE export_merged (
 );
 """
 
+# A database that follows every record stream (collector/record/follow.py): for each stream ('' for
+# the default one) and each appended table, the last id of it the database holds, and when the stream's
+# last file read was written. Bookkeeping, never exported (its name starts with export_).
+V14 = """
+CREATE TABLE export_followed (
+    stream TEXT NOT NULL,
+    table_name TEXT NOT NULL,       -- an appended table; '' for the stream's own line
+    through INTEGER NOT NULL,       -- the last id of the stream's rows the database holds
+    written_at TEXT,                -- on the stream's own line: its last file's written_at
+    PRIMARY KEY (stream, table_name)
+);
+"""
+
 
 class StreamError(TakedownWatchError):
     """A database, a folder and a stream name that do not belong together."""
@@ -112,13 +125,17 @@ def set_stream(conn: sqlite3.Connection, name: str | None) -> None:
 def next_id(conn: sqlite3.Connection, table: str) -> int:
     """Return the id the next row of table gets: the next in this database's stream's range.
 
-    For the default stream it is MAX(id) + 1, the id SQLite itself gives.
+    For the default stream it is MAX(id) + 1, the id SQLite itself gives. Only
+    the stream's own range is looked at: a database that follows every stream
+    and writes one (the archive job's, collector/record/follow.py) holds the
+    other streams' rows too.
     """
     name = stream_of(conn)
     if name == MERGED:
         raise StreamError("this database merges every stream of the record: it is read, never written")
     low = base(name)
-    top = conn.execute(f'SELECT MAX(id) FROM "{table}"').fetchone()[0] or 0
+    top = conn.execute(f'SELECT MAX(id) FROM "{table}" WHERE id > ? AND id <= ?',
+                       (low, low + settings.STREAM_ID_RANGE)).fetchone()[0] or 0
     following = max(top, low) + 1
     if following > low + settings.STREAM_ID_RANGE:
         raise StreamError(f"stream {name or 'default'} has used every id of its range in {table}")

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Brings the database that follows every record stream level with the record, before a job reads it
+# (the pages job: the site's figures over every stream) or writes its own stream beside them (the archive
+# job: STREAM, 'archive'): `export follow` (collector/record/follow.py).
+#
+# The job starts from the copy of that database, and of each stream's own database beside it
+# (DB.streams/), that its last successful run saved to the Actions cache: each stream's new export files
+# are read, and only their new rows merged. With no copy, every stream's database is rebuilt from its
+# folder and the merged one written from them (then every file of the period is read). A record folder
+# checked out sparsely (its newest days: record_repository.sh with RECORD_ALL_STREAMS) is checked out
+# whole first when that is not enough (a stream new to the copy, a copy older than those days).
+#
+#   bash .github/scripts/follow_database.sh data/record data/takedownwatch.db           # pages
+#   bash .github/scripts/follow_database.sh data/record data/takedownwatch.db archive   # archive
+set -euo pipefail
+record=${1:?usage: follow_database.sh RECORD DB [STREAM]}
+db=${2:?usage: follow_database.sh RECORD DB [STREAM]}
+writes=${3:-}
+python=${PYTHON:-python}
+source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
+mkdir -p "$record"
+args=(--out "$record" --db "$db")
+[[ -n "$writes" ]] && args+=(--writes "$writes")
+if "$python" -m collector export follow "${args[@]}"; then
+  exit 0
+fi
+if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
+  echo "checking out the whole record folder: its newest days were not enough to follow every stream" >&2
+  git -C "$record" sparse-checkout disable
+  if "$python" -m collector export follow "${args[@]}"; then
+    exit 0
+  fi
+fi
+if compgen -G "$record/CONTINUES.json" > /dev/null || compgen -G "$record/streams/*/CONTINUES.json" > /dev/null; then
+  echo "::error::the database that follows every stream could not be brought level, and $record continues \
+an earlier period's record repository: a stream's database is rebuilt from every period's files \
+(python -m collector export follow --out <each period's repository, oldest first> --db $db)" >&2
+fi
+exit 1
