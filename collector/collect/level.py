@@ -48,7 +48,7 @@ from collector.clock import Clock, iso, parse_instant
 from collector.collect.revisits import pending_articles
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import schema, shadows
+from collector.record import compact, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -301,15 +301,35 @@ def _copy(conn, recent: str, since: str) -> None:
                  "WHERE id IN (SELECT value_id FROM main.listing_items)")
     conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
-    conn.execute("INSERT INTO main.snapshot_texts SELECT * FROM src.snapshot_texts "
-                 "WHERE id IN (SELECT text_id FROM main.snapshot_rows)")
+    _texts(conn, recent)
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
                                       f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
-    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE}):
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
+
+
+def _texts(conn, recent: str) -> None:
+    """Copy the texts of the recent ledger's snapshots whole; hold the older ones as digests (record/compact.py).
+
+    An older text is what a revisit compares with, and only when its digest
+    differs does it read the text back from the record. The highest text id
+    stays whole (a new text is numbered after it: never a held text's id), and
+    a text the source held as digests only stays so.
+    """
+    conn.execute("CREATE TEMP TABLE whole_texts (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("""INSERT OR IGNORE INTO whole_texts
+        SELECT text_id FROM main.snapshot_rows WHERE captured_at >= ? AND text_id IS NOT NULL
+        UNION SELECT MAX(id) FROM src.snapshot_texts WHERE id IS NOT NULL""", (recent,))
+    conn.execute("INSERT INTO main.snapshot_texts SELECT t.* FROM src.snapshot_texts t "
+                 "JOIN whole_texts w ON w.id = t.id")
+    held = [r[0] for r in conn.execute(
+        "SELECT DISTINCT text_id FROM main.snapshot_rows WHERE text_id IS NOT NULL "
+        "AND text_id NOT IN (SELECT id FROM main.snapshot_texts)")]
+    compact.compact(conn, held)
+    conn.execute("DROP TABLE temp.whole_texts")
 
 
 def _count(conn, db: str, table: str) -> int:
