@@ -5,16 +5,20 @@ the whole record: the committed record (data/record, one repository per
 period) holds it, and `export rebuild` makes the full database for browsing.
 `level` writes a new, smaller database holding:
 
-* every state table (outlets, the capture queue, run finishes), the article
-  identities and their addresses (articles, article_urls: a page listed again
-  is known by them), sources and source probes, events, WARC files, vantage
-  differences and operator actions, whole;
+* every state table (outlets, run finishes) whole but the capture queue, of
+  which the rows still pending and those a release still counts (their month
+  not yet published): a finished row never changes again, and its address is
+  known by article_urls; the article identities and their addresses (articles,
+  article_urls: a page listed again is known by them), sources and source
+  probes, events, WARC files, vantage differences and operator actions, whole;
 * for each article still inside its revisit window (a check not yet
   performed, due now or later: collect/revisits.py; a check or a capture of
   the recent ledger; a capture the archive job has not seen confirmed): its
-  capture snapshots, its latest snapshot with its text (what the next
-  revisit compares with), every check, comparison and capture attempt, and
-  the archive submissions of every snapshot kept;
+  capture snapshots, its latest snapshot (what the next revisit compares
+  with; its text, unless in the recent ledger, held as digests only:
+  collector/record/compact.py), every check, comparison and capture attempt,
+  and of the archive submissions of every snapshot kept, every try while it
+  is not settled, else the answer that settled it (its first confirmed copy);
 * the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs,
   listings, snapshots, checks and submissions of those days, and every article
   with a comparison still retried (settings.COMPARISON_RETRY_DAYS);
@@ -54,6 +58,7 @@ from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
+from collector.wayback.answers import PERMANENT_EXTS
 
 # Record tables copied whole (besides every state table): small, or read whole by a job.
 WHOLE = ("outlet_groups", "outlets", "articles", "article_urls", "source_probes", "sources", "events",
@@ -230,9 +235,20 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
         UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
-    conn.execute("""INSERT OR IGNORE INTO keep_submissions
+    # Submissions: the recent ledger's; every attempt at a kept snapshot not yet settled (the archive job counts
+    # them: wayback/history.py); of a settled one, the answer that settled it and its first confirmed copy
+    # (what candidates() and the figures' archived_at read).
+    settled = (f"((a.status = 'success' AND a.timestamp IS NOT NULL) OR (a.status = 'error' AND a.status_ext IN "
+               f"({', '.join(repr(e) for e in PERMANENT_EXTS)})))")
+    conn.execute(f"""INSERT OR IGNORE INTO keep_submissions
         SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
-        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id""", p)
+        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
+         WHERE NOT EXISTS (SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = k.id AND {settled})
+        UNION SELECT MIN(a.id) FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
+         WHERE {settled} GROUP BY a.snapshot_id
+        UNION SELECT (SELECT a.id FROM src.archive_submissions a WHERE a.snapshot_id = k.id
+                        AND a.status = 'success' AND a.timestamp IS NOT NULL
+                       ORDER BY julianday(a.recorded_at), a.id LIMIT 1) FROM keep_snapshots k""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_checks
         SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
         UNION SELECT id FROM src.checks WHERE performed_at >= :recent
@@ -280,6 +296,11 @@ _RULES = {
     "capture_attempts": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
 }
 
+# State tables kept by rule: a row no job reads again (its shadow, copied after, leaves it out alike, so an
+# export sees no change). A queue row that is over (captured or failed) never changes again, and its address is
+# known by article_urls (record/articles.py known()); the figures count the queue rows of their months.
+_STATE_RULES = {"capture_queue": "state = 'pending' OR queued_at >= :since"}
+
 
 def _copy(conn, recent: str, since: str) -> None:
     """Copy the kept rows of every record table into the new database, ids unchanged."""
@@ -291,6 +312,8 @@ def _copy(conn, recent: str, since: str) -> None:
         if table in _RULES:
             last = f" OR id = (SELECT MAX(id) FROM src.{table})"
             where = f" WHERE {_RULES[table]}{last}"
+        elif table in _STATE_RULES:
+            where = f" WHERE {_STATE_RULES[table]}"
         else:
             where = ""  # a state table, one of WHOLE, or a table no rule names yet: kept whole
         conn.execute(f'INSERT INTO main."{table}" ({cols}) SELECT {cols} FROM src."{table}"{where}', params)
