@@ -132,9 +132,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 shadows.set_head(conn, *head)
                 conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
-                             "figures_from TEXT NOT NULL)")
-                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?)",
-                             (floor, iso(now), iso(recent), since))
+                             "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL)")
+                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?)",
+                             (floor, iso(now), iso(recent), since, result.bytes_before,
+                              time.monotonic() - started))  # what levelling this much cost: leveltime.py
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
