@@ -8,9 +8,13 @@ period) holds it, and `export rebuild` makes the full database for browsing.
 * every state table (outlets, run finishes) whole but the capture queue, of
   which the rows still pending and those a release still counts (their month
   not yet published): a finished row never changes again, and its address is
-  known by article_urls; the article identities and their addresses (articles,
-  article_urls: a page listed again is known by them), sources and source
-  probes, events, WARC files, vantage differences and operator actions, whole;
+  known by article_urls; sources and source probes, events, WARC files,
+  vantage differences and operator actions, whole;
+* the article identities and their addresses (articles, article_urls) of
+  every article a job reads (revisited, a figure's, first seen or queued in
+  a month a release reads, with a snapshot or an event kept); every other
+  address is known by a digest of its key (record/articles.py KNOWN_KEYS),
+  so a page listed again is not queued again;
 * for each article still inside its revisit window (a check not yet
   performed, due now or later: collect/revisits.py; a check or a capture of
   the recent ledger; a capture the archive job has not seen confirmed): its
@@ -52,7 +56,7 @@ from collector.clock import Clock, iso, parse_instant
 from collector.collect.revisits import pending_articles
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import compact, schema, shadows
+from collector.record import articles as identities, compact, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -61,7 +65,7 @@ from collector.record.tables import appended_by_id, columns, record_tables
 from collector.wayback.answers import PERMANENT_EXTS
 
 # Record tables copied whole (besides every state table): small, or read whole by a job.
-WHOLE = ("outlet_groups", "outlets", "articles", "article_urls", "source_probes", "sources", "events",
+WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
          "warc_files", "vantage_differences", "operator_actions")
 
 
@@ -278,6 +282,16 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
     conn.execute("""INSERT OR IGNORE INTO keep_runs
         SELECT id FROM src.runs WHERE started_at >= :since
         UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
+    # Article identities: of every article a job may read (revisited, a figure's, first seen or queued in a month
+    # a release reads, with a snapshot or an event kept); every other address is known by its key's digest.
+    conn.execute("CREATE TEMP TABLE keep_identities (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("""INSERT OR IGNORE INTO keep_identities
+        SELECT id FROM keep_articles UNION SELECT id FROM keep_figures
+        UNION SELECT id FROM src.articles WHERE first_seen_at >= :since
+        UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
+           AND (state = 'pending' OR queued_at >= :since)
+        UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
+        UNION SELECT article_id FROM src.events""", p)
     for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
                         ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
         storage = schema.VIEW_ROWS.get(table, table)
@@ -293,6 +307,8 @@ _RULES = {
     "listings": "id IN (SELECT id FROM keep_listings)",
     "checks": "id IN (SELECT id FROM keep_checks)",
     "archive_submissions": "id IN (SELECT id FROM keep_submissions)",
+    "articles": "id IN (SELECT id FROM keep_identities)",
+    "article_urls": "article_id IN (SELECT id FROM keep_identities)",
     "comparisons": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
     "capture_attempts": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
 }
@@ -326,10 +342,11 @@ def _copy(conn, recent: str, since: str) -> None:
     conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
     _texts(conn, recent)
+    _known_keys(conn)
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
                                       f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
-    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE}):
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
@@ -354,6 +371,18 @@ def _texts(conn, recent: str) -> None:
         "AND text_id NOT IN (SELECT id FROM main.snapshot_texts)")]
     compact.compact(conn, held)
     conn.execute("DROP TABLE temp.whole_texts")
+
+
+def _known_keys(conn) -> None:
+    """Write main's known-key digests: the source's, and every key of an article whose rows are left out."""
+    conn.execute(identities.CREATE_KNOWN_KEYS)
+    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE name = ?", (identities.KNOWN_KEYS,)).fetchone():
+        conn.execute(f"INSERT OR IGNORE INTO main.{identities.KNOWN_KEYS} SELECT digest FROM src.{identities.KNOWN_KEYS}")
+    rows = conn.execute("""SELECT url_key FROM src.articles WHERE id NOT IN (SELECT id FROM main.articles)
+        UNION SELECT url_key FROM src.article_urls WHERE article_id NOT IN (SELECT id FROM main.articles)""")
+    insert = f"INSERT OR IGNORE INTO main.{identities.KNOWN_KEYS} VALUES (?)"
+    while batch := rows.fetchmany(10000):
+        conn.executemany(insert, [(identities.key_digest(key),) for (key,) in batch])
 
 
 def _count(conn, db: str, table: str) -> int:

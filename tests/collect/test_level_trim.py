@@ -7,6 +7,7 @@ from datetime import timedelta
 from collector.clock import iso
 from collector.collect.level import level
 from collector.publish.history import History
+from collector.record.articles import known
 from collector.publish.periods import week_start
 from collector.publish.release import release
 from collector.record import export
@@ -91,4 +92,37 @@ def test_finished_queue_rows_are_left_out_and_the_export_sees_no_change(tmp_path
     with store.transaction() as conn:
         conn.execute("UPDATE capture_queue SET state = 'failed', done_at = ? WHERE url_key = ?", (iso(later), first))
     assert export.export_new(store, folder, now=later + timedelta(minutes=1)).rows == {"capture_queue": 1}
+    store.conn.close()
+
+
+def test_an_article_left_out_is_known_by_its_addresses_digest(record, tmp_path):
+    _host, full, folder, ids = record
+    store = Store(full)
+    old = capture_of(store, ids["old"])
+    submit(store, old, T0 + timedelta(hours=1), "success", timestamp="20260101000000")  # archived: no job reads it
+    r = SyntheticRecord(store)
+    r.group("national")
+    for outlet in ("alpha", "n2", "n3", "n4"):
+        r.outlet(outlet, "national")
+    export.export_new(store, folder, now=T0 + timedelta(days=400, hours=32))
+    published = tmp_path / "published"
+    release(store, LATE, History.open(published, published))  # the months before this one are published
+    store.checkpoint()
+    keys = {r[0] for r in store.query("SELECT url_key FROM article_urls UNION SELECT url_key FROM articles")}
+    store.conn.close()
+    working = tmp_path / "working.db"
+    copy(full, working)
+    done = level(working, folder, LATE, History.open(published))
+    store = Store(working)
+    assert done.left_out["articles"] == 1 and store.one("SELECT COUNT(*) FROM articles WHERE id = ?",
+                                                        (ids["old"],))[0] == 0
+    assert all(known(store.conn, key) for key in keys)  # every address, kept or left out, is known
+    assert not known(store.conn, "http://127.0.0.1/news/never-listed")
+    assert store.one("SELECT COUNT(*) FROM export_known_keys")[0] == 1
+    store.conn.close()
+    # Levelled again, the digests carry over; and the new article after the boundary row is numbered on.
+    again = level(working, folder, LATE, History.open(published))
+    assert "articles" not in again.left_out
+    store = Store(working)
+    assert all(known(store.conn, key) for key in keys)
     store.conn.close()
