@@ -357,12 +357,15 @@ def _texts(conn, recent: str) -> None:
 
     An older text is what a revisit compares with, and only when its digest
     differs does it read the text back from the record. The highest text id
-    stays whole (a new text is numbered after it: never a held text's id), and
-    a text the source held as digests only stays so.
+    stays whole (a new text is numbered after it: never a held text's id), so
+    does the last snapshot's (the boundary an export compares whole), and a
+    text the source held as digests only stays so.
     """
     conn.execute("CREATE TEMP TABLE whole_texts (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.execute("""INSERT OR IGNORE INTO whole_texts
         SELECT text_id FROM main.snapshot_rows WHERE captured_at >= ? AND text_id IS NOT NULL
+        UNION SELECT text_id FROM main.snapshot_rows WHERE id = (SELECT MAX(id) FROM main.snapshot_rows)
+           AND text_id IS NOT NULL
         UNION SELECT MAX(id) FROM src.snapshot_texts WHERE id IS NOT NULL""", (recent,))
     conn.execute("INSERT INTO main.snapshot_texts SELECT t.* FROM src.snapshot_texts t "
                  "JOIN whole_texts w ON w.id = t.id")

@@ -72,12 +72,6 @@ def held(conn, snapshot_id: int):
                         "WHERE r.id = ?", (snapshot_id,)).fetchone()
 
 
-def held_text_id(conn, snapshot_id: int) -> int | None:
-    """Return the text id of a snapshot whose text is held as digests only, or None."""
-    row = held(conn, snapshot_id)
-    return None if row is None else row["text_id"]
-
-
 def unchanged(digests, text: str | None) -> bool:
     """Return True when `text` is, in the comparison form, the text the digests were made of."""
     return digests["normaliser"] == normaliser() and digests["form_sha256"] == form_sha256(text)
@@ -163,22 +157,23 @@ def _file_holding(files: list[Path], snapshot_id: int) -> Path | None:
     return None
 
 
-def insert_sharing(conn, row: dict, resolve) -> bool:
-    """Insert a resumed snapshot whose text repeats a held one's, sharing its text id; False when not held.
+
+def resolve_held(conn, row: dict, path: Path) -> dict:
+    """Return a resumed snapshot row, its text read from the record when it repeats a text held as digests.
 
     `export rebuild --resume` on a levelled database: the file says the text
     is that of an earlier row ({"$same": id}) whose text this database holds
-    as digests only. The row goes straight into snapshot_rows with the earlier
-    row's text id, so it is held likewise (the full database would share the
-    text too). `resolve(conn, table, column, value)` reads any other repeated value.
+    as digests only. It is read back from the export file holding that row
+    (the folder `path` is in), so the new row is stored whole like any other:
+    the export's boundary check reads every column of the last row. Raises
+    ExportError when it cannot be had (the job then rebuilds the database).
     """
     same = repeated_id(row.get("text"))
-    text_id = None if same is None else held_text_id(conn, same)
-    if text_id is None:
-        return False
-    values = {k: resolve(conn, "snapshots", k, v) for k, v in row.items() if k != "text"}
-    values["text_id"] = text_id
-    names = ", ".join(f'"{c}"' for c in values)
-    conn.execute(f"INSERT INTO snapshot_rows ({names}) VALUES ({', '.join('?' for _ in values)})",
-                 list(values.values()))
-    return True
+    digests = None if same is None else held(conn, same)
+    if digests is None:
+        return row
+    text, problem = from_record(path.parents[3], same, digests)  # <folder>/YYYY/MM/DD/file
+    if text is None:
+        raise ExportError(f"{path}: snapshot {row.get('id')} repeats the text of snapshot {same}, which this "
+                          f"database holds as digests only, and it cannot be read back: {problem}")
+    return {**row, "text": text}

@@ -163,9 +163,8 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
         cols = tuple(row)
         if any(repeated_id(v) is not None for v in row.values()):
             flush()
-            if held and table == "snapshots" and compact.insert_sharing(conn, row, _same):
-                counts[table] = counts.get(table, 0) + 1
-                continue
+            if held and table == "snapshots":
+                row = compact.resolve_held(conn, row, path)
             row = {k: _same(conn, table, k, v) for k, v in row.items()}
         sql = statements.get((table, cols, upsert)) or statements.setdefault(
             (table, cols, upsert), _insert_sql(conn, table, cols, upsert))
