@@ -159,14 +159,12 @@ def _file_holding(files: list[Path], snapshot_id: int) -> Path | None:
 
 
 def resolve_held(conn, row: dict, path: Path) -> dict:
-    """Return a resumed snapshot row, its text read from the record when it repeats a text held as digests.
+    """Return a resumed file's last snapshot row, its text read from the record if it repeats a held one.
 
-    `export rebuild --resume` on a levelled database: the file says the text
-    is that of an earlier row ({"$same": id}) whose text this database holds
-    as digests only. It is read back from the export file holding that row
-    (the folder `path` is in), so the new row is stored whole like any other:
-    the export's boundary check reads every column of the last row. Raises
-    ExportError when it cannot be had (the job then rebuilds the database).
+    The export's boundary check reads every column of the last row, so that
+    row is stored whole: its text is read back from the export file holding
+    the row it repeats (the folder `path` is in). Raises ExportError when it
+    cannot be had (the job then rebuilds the database).
     """
     same = repeated_id(row.get("text"))
     digests = None if same is None else held(conn, same)
@@ -177,3 +175,25 @@ def resolve_held(conn, row: dict, path: Path) -> dict:
         raise ExportError(f"{path}: snapshot {row.get('id')} repeats the text of snapshot {same}, which this "
                           f"database holds as digests only, and it cannot be read back: {problem}")
     return {**row, "text": text}
+
+
+def insert_sharing(conn, row: dict, resolve) -> bool:
+    """Insert a resumed snapshot whose text repeats a held one's, sharing its text id; False when not held.
+
+    `export rebuild --resume` on a levelled database: the file says the text
+    is that of an earlier row ({"$same": id}) whose text this database holds
+    as digests only. The row goes straight into snapshot_rows with the earlier
+    row's text id, held likewise (the full database shares the text too), and
+    nothing is read from the record. `resolve(conn, table, column, value)`
+    reads any other repeated value.
+    """
+    same = repeated_id(row.get("text"))
+    digests = None if same is None else held(conn, same)
+    if digests is None:
+        return False
+    values = {k: resolve(conn, "snapshots", k, v) for k, v in row.items() if k != "text"}
+    values["text_id"] = digests["text_id"]
+    names = ", ".join(f'"{c}"' for c in values)
+    conn.execute(f"INSERT INTO snapshot_rows ({names}) VALUES ({', '.join('?' for _ in values)})",
+                 list(values.values()))
+    return True

@@ -113,23 +113,28 @@ def test_a_held_text_that_cannot_be_read_is_not_comparable_and_compared_later(re
     assert '"how": "held_text"' in got[0][9]
 
 
-def test_a_resumed_row_repeating_a_held_text_has_it_read_back_from_the_record(record, tmp_path):
+def test_a_resumed_row_repeating_a_held_text_is_held_too_and_the_boundary_whole(record, tmp_path):
     _host, full, folder, ids = record
     working, _done = levelled(full, folder, tmp_path)
     # Another job revisits with the full database and exports: its unchanged texts repeat held rows.
     revisit(full, tmp_path, "warc-full", folder)
     written = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
-    repeats = {line["r"]["id"]: line["r"]["text"]["$same"] for line in read_lines(written.path)
-               if line.get("t") == "snapshots" and isinstance(line["r"]["text"], dict)}
+    lines = [line["r"] for line in read_lines(written.path) if line.get("t") == "snapshots"]
     store = Store(working)
-    held = {new: old for new, old in repeats.items() if compact.held(store.conn, old) is not None}
-    store.conn.close()
+    held = {row["id"]: row for row in lines
+            if isinstance(row["text"], dict) and compact.held(store.conn, row["text"]["$same"]) is not None}
     assert held  # the file repeats texts this database holds as digests only
+    # The file's last row, were it one of them, is read back whole from the record (the boundary an export checks).
+    whole = Store(full)
+    for row in held.values():
+        text = compact.resolve_held(store.conn, row, written.path)["text"]
+        assert text == whole.one("SELECT text FROM snapshots WHERE id = ?", (row["id"],))[0]
+    store.conn.close()
     assert resume(folder, working)[0] == 1
-    store, whole = Store(working), Store(full)
-    for snapshot in held:  # stored whole, as the full database has them: the export's boundary reads them
-        text = store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0]
-        assert text is not None and text == whole.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0]
+    store = Store(working)
+    for snapshot in held:  # held likewise, nothing read from the record
+        assert compact.held(store.conn, snapshot) is not None
+        assert store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0] is None
     assert export.export_new(store, folder, now=LATE + timedelta(minutes=6)).path is None  # level, continues
     store.conn.close()
 
