@@ -34,6 +34,10 @@ VANTAGE_SLOT_MARGIN_SHARE = 0.5  # of the interval: 1 s at 2 s, so slots of 3 s
 # Two vantages' answers for one address are compared when asked this close together:
 # each vantage runs hourly, and captures and revisits follow each one's own schedule.
 VANTAGE_COMPARE_WINDOW_HOURS = 2
+# How far back `compare-vantages` looks by default, in hours: a day, so that answers a stream pushed
+# late, or a comparison job that failed, are still compared by the next job; the pairs already
+# recorded are never recorded again, so the overlap costs only the reading.
+VANTAGE_COMPARE_LOOKBACK_HOURS = 24
 
 # Retries. Server errors and timeouts are often transient; three attempts in
 # all is the method's promise, with growing delays so a struggling site can

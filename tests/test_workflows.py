@@ -165,6 +165,14 @@ def _minute(workflow: dict) -> str:
     return entry["cron"].split()[0]
 
 
+def _rebuild_matrix(**env) -> list[dict]:
+    """Return rebuild-database.yml's matrix jobs for the given repository variables."""
+    done = subprocess.run([sys.executable, str(SCRIPTS / "rebuild_matrix.py")], capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], **env}, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout[len("matrix="):])["include"]
+
+
 def _matrix(**env) -> list[dict]:
     """Return the collect workflow's matrix jobs for the given repository variables."""
     done = subprocess.run([sys.executable, str(SCRIPTS / "collect_matrix.py")], capture_output=True, text=True,
@@ -209,6 +217,7 @@ SECRETS = {
     "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "pages.yml": {"TAKEDOWNWATCH_APP_KEY", "TAKEDOWNWATCH_SITE_DEPLOY_KEY"},
+    "vantages.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
 }
 
 
@@ -709,31 +718,69 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
 def test_a_lost_cache_is_refilled_by_hand_from_every_years_record():
     workflow = load(WORKFLOWS / "rebuild-database.yml")
     assert set(workflow["on"]) == {"workflow_dispatch"}
-    assert workflow["concurrency"]["group"] == "record"
-    (job,) = workflow["jobs"].values()
-    assert job["permissions"] == {"contents": "read"} and job["timeout-minutes"] == 360
-    uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
-    text = "\n".join(s.get("run", "") for s in job["steps"])
-    assert "actions/cache/restore" not in uses
-    assert "record_repository.sh history records" in text and 'export rebuild "${args[@]}"' in text
-    token = job["steps"][uses.index("actions/create-github-app-token")]["with"]
-    assert token["permission-contents"] == "read"  # reads the record repositories, writes none
-    save = job["steps"][uses.index("actions/cache/save")]
-    archive_save = next(s for s in steps(load(WORKFLOWS / "archive.yml"))
-                        if s.get("uses", "").startswith("actions/cache/save@"))
-    assert save["with"] == archive_save["with"]  # where archive and the default stream's collect job look
-    assert save["with"]["key"].startswith(DEFAULT_STREAM["cache"])
+    assert "concurrency" not in workflow  # each stream's job takes its stream's group
+    collect = load(WORKFLOWS / "collect.yml")
+    plan = workflow["jobs"]["plan"]["steps"][-1]
+    assert plan["env"] == collect["jobs"]["plan"]["steps"][-1]["env"]
+    assert plan["run"] == 'python3 .github/scripts/rebuild_matrix.py >> "$GITHUB_OUTPUT"'
+    job = workflow["jobs"]["rebuild"]
+    assert job["needs"] == "plan" and job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    assert job["concurrency"] == collect["jobs"]["collect"]["concurrency"]  # the stream's own group
+    assert job["env"]["STREAM"] == "${{ matrix.stream }}"
+    for name in ("rebuild", "merge"):
+        listed = workflow["jobs"][name]["steps"]
+        assert workflow["jobs"][name]["permissions"] == {"contents": "read"}
+        assert workflow["jobs"][name]["timeout-minutes"] == 360
+        uses = [s.get("uses", "").split("@")[0] for s in listed]
+        assert "actions/cache/restore" not in uses
+        assert "record_repository.sh history records" in "\n".join(s.get("run", "") for s in listed)
+        token = listed[uses.index("actions/create-github-app-token")]["with"]
+        assert token["permission-contents"] == "read"  # reads the record repositories, writes none
+    listed = job["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in listed]
+    rebuild = next(s for s in listed if "rebuild_stream.sh" in s.get("run", ""))
+    assert rebuild["id"] == "rebuild" and '>> "$GITHUB_OUTPUT"' in rebuild["run"]
+    save = listed[uses.index("actions/cache/save")]
+    assert save["with"] == {"path": "${{ matrix.db }}", "key": "${{ matrix.cache }}${{ github.run_id }}-"
+                                                             "${{ github.run_attempt }}"}
+    assert save["if"] == "steps.rebuild.outputs.rebuilt == 'yes'"
+    # Each stream's job saves where the stream's own workflow looks: the same path and key prefix.
+    both = _rebuild_matrix(SHARDS="2", BD_RUNNER="dhaka-1")
+    collected = [j for j in both if j["stream"] != "vantages"]
+    default = {**_matrix()[0], "db": "data/takedownwatch.db"}
+    for name, job_name, jobs in (("collect.yml", "collect", collected), ("archive.yml", "archive", [default]),
+                                 ("vantages.yml", "compare", [j for j in both if j["stream"] == "vantages"])):
+        writer = load(WORKFLOWS / name)
+        restore = next(s for s in writer["jobs"][job_name]["steps"]
+                       if s.get("uses", "").startswith("actions/cache/restore@"))["with"]
+        group = (writer["jobs"][job_name].get("concurrency") or writer["concurrency"])["group"]
+        assert jobs, name
+        for j in jobs:
+            assert restore["restore-keys"] in ("${{ matrix.cache }}", j["cache"]), name
+            assert restore["path"] == j["db"] and group in ("${{ matrix.group }}", j["group"]), name
+    # The streams: collect's own (with its database), then the other writers', vantages only with a second vantage.
+    alone = _rebuild_matrix()
+    assert [{k: v for k, v in j.items() if k != "db"} for j in alone] == _matrix()
+    assert {j["db"] for j in alone} == {"data/takedownwatch.db"}
+    assert [j["stream"] for j in both] == [j["stream"] for j in _matrix(SHARDS="2", BD_RUNNER="dhaka-1")] + ["vantages"]
+    assert both[-1] == {"stream": "vantages", "folder": "streams/vantages", "cache": "record-stream-vantages-",
+                        "group": "record-vantages", "runs-on": "ubuntu-24.04", "db": "data/vantages.db"}
+    merging = "\n".join(s.get("run", "") for s in workflow["jobs"]["merge"]["steps"])
+    assert 'export verify "${args[@]}"' in merging and 'export rebuild "${args[@]}" --db' in merging
+    assert "--stream" not in merging  # every stream, merged as the tests merge them
 
 
 def test_jobs_holding_the_database_can_move_to_a_bigger_runner():
     """The working database outgrows a standard hosted runner's disk within months at full load."""
     variable = "${{ vars.TAKEDOWNWATCH_RUNNER || 'ubuntu-24.04' }}"
-    for name, job in (("archive.yml", "archive"), ("rebuild-database.yml", "rebuild")):
+    for name, job in (("archive.yml", "archive"), ("rebuild-database.yml", "merge")):
         assert load(WORKFLOWS / name)["jobs"][job]["runs-on"] == variable, name
-    # collect's hosted vantage runs where the matrix says: the same variable, through the plan job.
-    collect = load(WORKFLOWS / "collect.yml")
-    assert collect["jobs"]["collect"]["runs-on"] == "${{ matrix.runs-on }}"
-    assert collect["jobs"]["plan"]["steps"][-1]["env"]["RUNNER"] == variable
+    # collect's hosted vantage runs where the matrix says: the same variable, through the plan job;
+    # a stream's rebuild runs where its collect job does.
+    for name, job in (("collect.yml", "collect"), ("rebuild-database.yml", "rebuild")):
+        workflow = load(WORKFLOWS / name)
+        assert workflow["jobs"][job]["runs-on"] == "${{ matrix.runs-on }}", name
+        assert workflow["jobs"]["plan"]["steps"][-1]["env"]["RUNNER"] == variable, name
     assert {j["runs-on"] for j in _matrix(RUNNER="big-runner", SHARDS="2")} == {"big-runner"}
 
 

@@ -97,7 +97,8 @@ def _interval(min_interval: float | None, urls: list[str]) -> tuple[float, bool]
 @click.option("--out", "out_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True,
               help="Export folder to check; repeat it for the record repositories of successive periods, "
                    "oldest first, to check the chain across them.")
-@click.option("--db", default=None, help="Also compare every row of this database with the record.")
+@click.option("--db", default=None, help="Also compare every row of this database with the record (a "
+                                          "stream's working database, or the one that merges every stream).")
 @click.option("--require-timestamps", is_flag=True,
               help=f"Fail for a file with fewer than {settings.TIMESTAMP_MIN_AUTHORITIES} valid tokens.")
 @click.option("--chain-only", is_flag=True,
@@ -113,7 +114,10 @@ def verify_command(out_dirs, db, require_timestamps, chain_only, tail, trust_dir
     Fails naming the first file, line or row that is not as it was written.
     Given the record repositories of successive periods, checks the chain
     across every boundary; a folder that continues an earlier repository not
-    given is checked from the file it starts with.
+    given is checked from the file it starts with. A record of several
+    streams is checked stream by stream; --db then takes one stream's working
+    database, or the database `export rebuild` merged them into, each of
+    whose rows is compared with the stream that wrote it.
 
     \b
     Example:
@@ -165,9 +169,9 @@ def _verify_streams(found: dict, db, require_timestamps: bool, chain_only: bool,
         conn = open_read_only(db)
         mine = stream_of(conn)
         conn.close()
-        if mine == MERGED or mine not in found:
-            raise BadUsage(f"{db} is not the working database of one of these streams: --db compares a "
-                           "stream's own database with that stream")
+        if mine != MERGED and mine not in found:
+            raise BadUsage(f"{db} is neither the working database of one of these streams nor the database "
+                           "that merges them (export rebuild): --db compares either with the streams")
     for name, paths in found.items():
         shown = name or "(default)"
         try:
@@ -181,6 +185,14 @@ def _verify_streams(found: dict, db, require_timestamps: bool, chain_only: bool,
         click.echo(f"stream {shown}: {report.files} export files, chain intact, content checked, "
                    f"{report.signed} signatures good, {len(report.tokens)} timestamp tokens good, "
                    f"{len(report.awaiting)} file(s) awaiting tokens")
+    if mine == MERGED and not chain_only:
+        from collector.evidence.verify import verify_merged
+
+        try:
+            comparison = verify_merged(found, db)
+        except TakedownWatchError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(f"{db}: triggers whole, {comparison.rows} rows as the streams that wrote them hold them")
     click.echo(f"{len(found)} streams verified")
 
 
@@ -301,7 +313,9 @@ def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, van
     it offline with the standard library only. Never published. A WARC record
     neither in --warc-dir nor to be had from --warc-store leaves the bundle
     incomplete: it is written, lists each such record and why in rows.json,
-    and the command exits 3 (verify.py exits 2 on it).
+    and the command exits 3 (verify.py exits 2 on it). A record of several
+    streams is read through the database that merges them (export rebuild):
+    the bundle holds every stream's rows, each with its stream's own chain.
 
     \b
     Example:

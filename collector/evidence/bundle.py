@@ -1,8 +1,8 @@
 """A one-article evidence bundle: everything the record holds about one address, checkable offline.
 
 The folder (and a zip of it) holds the article's rows (articles, addresses,
-snapshots, checks, events, Internet Archive submissions and their copy
-addresses), every ledger row of every request about it, the WARC records of
+snapshots, checks, events, differences by vantage, Internet Archive
+submissions and their copy addresses), every ledger row of every request about it, the WARC records of
 those exchanges cut from the local WARC files (or read from the release
 asset the record names for the file, each download a ledger row), the export files whose lines
 hold those rows with their signatures and tokens, the chain of every later
@@ -12,6 +12,12 @@ and verify.py with its modules (collector/evidence/checker/, standard library
 only: no ssh-keygen or openssl either).
 MANIFEST.json names every file with its SHA-256. A bundle is for the people
 handling a case; the site never publishes one.
+
+A record written by several jobs is read through the database that merges
+its streams: the bundle holds every stream's rows about the article (both
+vantages' snapshots and checks), each as its stream's file holds it, and
+each such stream's files with its own chain (record/streams/NAME/chain.json),
+signatures and tokens (collector/evidence/bundle_streams.py).
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from pathlib import Path
 from collector.errors import BadArgument
 from collector.evidence import sshsig
 from collector.evidence.timestamps import token_path, tokens_beside
-from collector.record.fileformat import encode_value, file_sha256, read_header
+from collector.evidence.bundle_streams import add_folded, as_written, check_database, label, record_streams
+from collector.record.fileformat import encode_value, file_sha256, read_header, read_lines, row_of
 from collector.record.folder import batches, read_ahead
-from collector.record.fileformat import read_lines
 from collector.urls import comparison_key
 
 CHECKER = Path(__file__).with_name("checker")  # verify.py and its modules, standard library only
@@ -59,18 +65,23 @@ def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path
     "incomplete" with why, and the bundle is incomplete: verify.py says so and
     exits 2, not 0.
     """
+    found = record_streams(Path(record_dir))
+    check_database(conn, found, Path(record_dir))
     rows = article_rows(conn, address)
+    merged, folded = as_written(conn, rows, list(found))
     if out.exists() and any(out.iterdir()):
         raise BadArgument(f"{out} exists and is not empty", option="--out")
     out.mkdir(parents=True, exist_ok=True)
-    locations = _copy_record(rows, record_dir, out / "record")
+    locations, chains, folded_rows = _copy_record(rows, found, Path(record_dir), out / "record", folded)
+    add_folded(rows, folded_rows)
     warc, downloads = _cut_warc(conn, rows["requests"], Path(warc_dir), out / "warc", warc_store)
     missing = [{"request_id": e["request_id"], "warc_file": e["warc_file"], "why": e["why"]}
                for e in warc if e["file"] is None]
     download_rows = [dict(r) for r in conn.execute(
         f"SELECT * FROM requests WHERE id IN ({', '.join('?' for _ in downloads)}) ORDER BY id", downloads)]
     _dump(out / "rows.json", {"address": address, "rows": rows, "lines": locations, "warc": warc,
-                              "downloads": download_rows, "incomplete": missing})
+                              "downloads": download_rows, "incomplete": missing, "streams": chains,
+                              "merged": merged})
     trust = out / "trust"
     trust.mkdir()
     for item in [Path(trust_dir) / "allowed_signers", Path(trust_dir) / "timestamping.toml",
@@ -107,7 +118,10 @@ def article_rows(conn, address: str) -> dict[str, list[dict]]:
             "article_urls": select(f"SELECT * FROM article_urls WHERE article_id IN ({marks}) ORDER BY id", ids),
             "snapshots": select(f"SELECT * FROM snapshots WHERE article_id IN ({marks}) ORDER BY id", ids),
             "checks": select(f"SELECT * FROM checks WHERE article_id IN ({marks}) ORDER BY id", ids),
-            "events": select(f"SELECT * FROM events WHERE article_id IN ({marks}) ORDER BY id", ids)}
+            "events": select(f"SELECT * FROM events WHERE article_id IN ({marks}) ORDER BY id", ids),
+            # Answers to it that differed by vantage, each naming both requests (collect/vantages.py).
+            "vantage_differences": select(f"SELECT * FROM vantage_differences WHERE article_id IN ({marks}) "
+                                          "ORDER BY id", ids)}
     snapshot_ids = [s["id"] for s in rows["snapshots"]] or [0]
     rows["archive_submissions"] = select(
         f"SELECT * FROM archive_submissions WHERE snapshot_id IN ({', '.join('?' for _ in snapshot_ids)}) "
@@ -115,6 +129,7 @@ def article_rows(conn, address: str) -> dict[str, list[dict]]:
     wanted = {r["request_id"] for table in ("snapshots", "checks", "archive_submissions")
               for r in rows[table] if r.get("request_id")}
     wanted |= {i for c in rows["checks"] for i in json.loads(c["request_chain"] or "[]")}
+    wanted |= {d[side] for d in rows["vantage_differences"] for side in ("request_a", "request_b")}
     keys = {a["url_key"] for a in rows["articles"]} | {u["url_key"] for u in rows["article_urls"]}
     urls = {a["url"] for a in rows["articles"]} | {u["url"] for u in rows["article_urls"]}
     url_marks = ", ".join("?" for _ in urls)
@@ -125,32 +140,48 @@ def article_rows(conn, address: str) -> dict[str, list[dict]]:
     return rows
 
 
-def _copy_record(rows: dict[str, list[dict]], record_dir: Path, target: Path) -> list[dict]:
-    """Copy the export files holding the rows (with signatures and tokens); return where each row's line is."""
-    wanted = {(table, r["id"]) for table, items in rows.items() for r in items}
-    files = batches(record_dir)
-    locations, holding = [], set()
-    for path, text in read_ahead(files):
-        if isinstance(text, Exception):
-            raise text
-        for number, line in enumerate(read_lines(path, text), start=2):
-            if "r" in line and (line["t"], line["r"].get("id")) in wanted:
-                name = path.relative_to(record_dir).as_posix()
-                locations.append({"table": line["t"], "id": line["r"]["id"], "file": name, "line": number})
-                holding.add(path)
-    if files:
-        holding.add(files[-1])  # the head the chain runs to
+def _copy_record(rows: dict[str, list[dict]], found: dict[str | None, Path], record_dir: Path, target: Path,
+                 folded: set) -> tuple[list[dict], dict[str, str], dict[tuple[str, int], dict]]:
+    """Copy the export files holding the rows (with signatures and tokens), each stream's chain to its head.
+
+    Return where each row's line is, each stream's chain file in the bundle
+    (record/chain.json for the default stream, record/streams/NAME/chain.json
+    for stream NAME), and the folded rows (`folded`) as their lines hold them.
+    """
+    wanted = {(table, r["id"]) for table, items in rows.items() for r in items} | folded
+    locations, holding, lines_of, from_lines = [], set(), {}, {}
+    for name, folder in found.items():
+        files = batches(folder)
+        for path, text in read_ahead(files):
+            if isinstance(text, Exception):
+                raise text
+            for number, line in enumerate(read_lines(path, text), start=2):
+                if "r" in line and (line["t"], line["r"].get("id")) in wanted:
+                    relative = path.relative_to(record_dir).as_posix()
+                    locations.append({"table": line["t"], "id": line["r"]["id"], "file": relative, "line": number})
+                    holding.add(path)
+                    lines_of[name] = files
+                    if (line["t"], line["r"]["id"]) in folded:
+                        from_lines[(line["t"], line["r"]["id"])] = row_of(line)[2]
+    if not lines_of:  # no row is in the record yet: every stream's chain to its head
+        lines_of = {name: batches(folder) for name, folder in found.items()}
     target.mkdir(parents=True)
+    chains = {}
+    for name, files in lines_of.items():
+        if files:
+            holding.add(files[-1])  # the head the chain runs to
+        inside = found[name].relative_to(record_dir)
+        (target / inside).mkdir(parents=True, exist_ok=True)
+        _dump(target / inside / "chain.json",
+              [{"file": p.relative_to(record_dir).as_posix(), "sha256": file_sha256(p),
+                "previous_sha256": read_header(p).get("previous_sha256")} for p in files])
+        chains[label(name)] = (Path("record") / inside / "chain.json").as_posix()
     for path in sorted(holding):
-        name = path.relative_to(record_dir).as_posix()
         for item in [path, sshsig.signature_path(path), *(token_path(path, a) for a in tokens_beside(path))]:
             if item.exists():
-                (target / name).parent.mkdir(parents=True, exist_ok=True)
+                (target / item.relative_to(record_dir)).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(item, target / item.relative_to(record_dir))
-    chain = [{"file": p.relative_to(record_dir).as_posix(), "sha256": file_sha256(p),
-              "previous_sha256": read_header(p).get("previous_sha256")} for p in files]
-    _dump(target / "chain.json", chain)
-    return locations
+    return locations, chains, from_lines
 
 
 def _cut_warc(conn, requests: list[dict], warc_dir: Path, target: Path,

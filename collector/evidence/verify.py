@@ -11,7 +11,9 @@ Each check names the first file, line or row that fails it:
    authority's roots, at a time no earlier than the file says it was written;
    files with fewer than the required tokens are listed (or fail, when asked);
 4. with a database: the newest file is the head the database was last level
-   with, its triggers are whole, and every row it holds is the record's.
+   with, its triggers are whole, and every row it holds is the record's;
+   with the database that merges a record's streams, every row is the one
+   the stream that wrote it holds (collector/record/compare_merged.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from collector import settings
 from collector.errors import TakedownWatchError
 from collector.evidence import sshsig
 from collector.evidence.timestamps import TimestampError, TokenCheck, check_token, load_authorities, tokens_beside
-from collector.record.compare import compare_database
+from collector.record.compare import Comparison, compare_database
+from collector.record.compare_merged import compare_merged
 from collector.record.contents import FileFacts, check_folder
 from collector.record.fileformat import ExportError
 from collector.record.folder import record_name
@@ -122,3 +125,18 @@ def _check_database(folders: list[Path], facts: list[FileFacts], db: Path, repor
     if comparison.difference:
         raise VerificationFailed(f"{db}: {comparison.difference}")
     report.rows_compared, report.unexported_rows = comparison.rows, comparison.unexported
+
+
+def verify_merged(found: dict, db: str | Path) -> Comparison:
+    """Return the comparison of a merged database with every stream (name -> folders); raise naming a difference."""
+    conn = open_read_only(db)
+    try:
+        problems = trigger_problems(conn)
+    finally:
+        conn.close()
+    if problems:
+        raise VerificationFailed(f"{db}: tampered with: {'; '.join(problems)}")
+    comparison = compare_merged(found, db)
+    if comparison.difference:
+        raise VerificationFailed(f"{db}: {comparison.difference}")
+    return comparison

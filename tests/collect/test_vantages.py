@@ -84,6 +84,10 @@ def test_a_farm_that_answers_by_source_address(farm, tmp_path):
     assert json.loads(blocked["detail"])["a"]["status"] == 403
     listed = CliRunner().invoke(cli, ["vantage-differences", "--db", str(db)])
     assert listed.exit_code == 0 and "reach" in listed.output and "text (" in listed.output
+    # The comparison over every answer of the database finds the same pairs, already recorded by the run.
+    again = CliRunner().invoke(cli, ["compare-vantages", "--db", str(db), "--now",
+                                     (NOW + timedelta(hours=1, minutes=30)).isoformat()])
+    assert again.exit_code == 0 and "0 differences recorded (none), 2 already recorded" in again.output, again.output
 
 
 def test_a_bad_source_address_is_refused(tmp_path):

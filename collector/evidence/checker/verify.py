@@ -4,7 +4,8 @@
 Standard library only (Python 3.11 or later), with its own modules beside it:
 verify_ssh.py (SSH signatures), verify_der.py (RFC 3161 tokens, X.509, CMS)
 and verify_math.py (Ed25519, ECDSA, RSA). It re-checks every file's
-SHA-256 against MANIFEST.json, the chain of export-file hashes to the head,
+SHA-256 against MANIFEST.json, the chain of export-file hashes to the head
+(of each record stream: record/chain.json, record/streams/NAME/chain.json),
 that each row of rows.json is the line of the export file it names, that each
 WARC record is whole (its block digest) and the response its ledger row
 points at, the SSH signatures against the allowed signers, and the RFC 3161
@@ -57,17 +58,63 @@ def check_manifest(root: Path) -> dict:
     return manifest
 
 
-def check_chain(root: Path) -> list:
-    chain = json.loads((root / "record" / "chain.json").read_text(encoding="utf-8"))
-    for before, after in zip(chain, chain[1:]):
-        if after["previous_sha256"] != before["sha256"]:
-            raise Failed(f"record/chain.json: {after['file']} does not follow {before['file']}")
-    listed = {entry["file"]: entry["sha256"] for entry in chain}
+def chain_files(root: Path) -> dict:
+    """Return each stream's chain file: record/chain.json (the default stream), record/streams/NAME/chain.json."""
+    found = {}
+    if (root / "record" / "chain.json").is_file():
+        found["default"] = root / "record" / "chain.json"
+    for path in sorted((root / "record" / "streams").glob("*/chain.json")):
+        found[path.parent.name] = path
+    if not found:
+        raise Failed("record/chain.json: missing (no stream's chain is in the bundle)")
+    return found
+
+
+def stream_of(name: str) -> str:
+    """Return the stream of a file named inside record/ ('streams/NAME/...' is stream NAME's)."""
+    parts = name.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "streams" else "default"
+
+
+def check_chains(root: Path) -> dict:
+    """Check every stream's chain; return {stream: chain}. A failure names its stream when there are several."""
+    chains, found = {}, chain_files(root)
+    for stream, path in found.items():
+        try:
+            chains[stream] = check_chain(root, stream, path)
+        except Failed as exc:
+            raise Failed(named(len(found) > 1, stream, exc))
+    listed = {entry["file"]: entry["sha256"] for chain in chains.values() for entry in chain}
     files = [p for p in (root / "record").rglob("*.jsonl*") if re.fullmatch(r"\d{6}\.jsonl(\.bz2)?", p.name)]
     for path in files:
         name = path.relative_to(root / "record").as_posix()
         if listed.get(name) != sha256(path):
-            raise Failed(f"record/{name}: not the file the chain names")
+            raise Failed(named(len(chains) > 1, stream_of(name), f"record/{name}: not the file the chain names"))
+    return chains
+
+
+def named(several, stream: str, message) -> str:
+    return f"stream {stream}: {message}" if several else str(message)
+
+
+def check_chain(root: Path, stream: str, path: Path) -> list:
+    chain = json.loads(path.read_text(encoding="utf-8"))
+    for before, after in zip(chain, chain[1:]):
+        if after["previous_sha256"] != before["sha256"]:
+            raise Failed(f"{path.relative_to(root).as_posix()}: {after['file']} does not follow {before['file']}")
+    # record/chain.json is the chain of the files directly in record/: the default stream's, or the one
+    # stream a bundle made from a stream's own folder holds; every file of a chain is one stream's.
+    expected = ... if stream == "default" else stream
+    for entry in chain:
+        if stream_of(entry["file"]) != stream:
+            raise Failed(f"record/{entry['file']}: not a file of this stream's folder")
+        file = root / "record" / entry["file"]
+        if not file.is_file():
+            continue
+        said = json.loads(record_lines(file)[0]).get("stream")
+        expected = said if expected is ... else expected
+        if said != expected:
+            raise Failed(f"record/{entry['file']}: its header does not say it is stream {expected or 'default'}'s")
     if chain and not (root / "record" / chain[-1]["file"]).is_file():
         raise Failed(f"record/{chain[-1]['file']}: the head of the chain is missing")
     return chain
@@ -82,6 +129,7 @@ def record_lines(path: Path) -> list:
 def check_rows(root: Path, bundle: dict) -> int:
     cache = {}
     located = {(loc["table"], loc["id"]): loc for loc in bundle["lines"]}
+    several = len(bundle.get("streams") or {}) > 1
     checked = 0
     for table, rows in bundle["rows"].items():
         for row in rows:
@@ -89,21 +137,28 @@ def check_rows(root: Path, bundle: dict) -> int:
             if loc is None:
                 print(f"  note: {table} row {row['id']} is newer than the record in this bundle")
                 continue
-            lines = cache.setdefault(loc["file"], record_lines(root / "record" / loc["file"]))
             try:
-                line = json.loads(lines[loc["line"] - 1])
-            except (IndexError, ValueError):
-                raise Failed(f"record/{loc['file']}:{loc['line']}: not the line rows.json names")
-            if line.get("t") != table or "r" not in line:
-                raise Failed(f"record/{loc['file']}:{loc['line']}: not a {table} row")
-            for column, value in line["r"].items():
-                if isinstance(value, dict) and "$same" in value:
-                    continue  # written once in an earlier row of the record
-                if value != row.get(column):
-                    raise Failed(f"rows.json: {table} row {row['id']} column {column} differs from "
-                                 f"record/{loc['file']}:{loc['line']}")
+                check_row(root, table, row, loc, cache)
+            except Failed as exc:
+                raise Failed(named(several, stream_of(loc["file"]), exc))
             checked += 1
     return checked
+
+
+def check_row(root: Path, table: str, row: dict, loc: dict, cache: dict) -> None:
+    lines = cache.setdefault(loc["file"], record_lines(root / "record" / loc["file"]))
+    try:
+        line = json.loads(lines[loc["line"] - 1])
+    except (IndexError, ValueError):
+        raise Failed(f"record/{loc['file']}:{loc['line']}: not the line rows.json names")
+    if line.get("t") != table or "r" not in line:
+        raise Failed(f"record/{loc['file']}:{loc['line']}: not a {table} row")
+    for column, value in line["r"].items():
+        if isinstance(value, dict) and "$same" in value:
+            continue  # written once in an earlier row of the record
+        if value != row.get(column):
+            raise Failed(f"rows.json: {table} row {row['id']} column {column} differs from "
+                         f"record/{loc['file']}:{loc['line']}")
 
 
 def check_warc(root: Path, bundle: dict) -> int:
@@ -146,7 +201,7 @@ def check_signatures(root: Path, chain: list) -> str:
             verify_ssh.verify(path.read_bytes(), signature.read_text(encoding="utf-8"), signers, SIGNER, NAMESPACE)
         except (verify_ssh.Refused, ValueError) as exc:
             raise Failed(f"{where}: not a good signature of {path.name} by {SIGNER}: {exc}")
-    return f"{len(files)} good"
+    return len(files)
 
 
 def check_tokens(root: Path, chain: list) -> str:
@@ -175,7 +230,19 @@ def check_tokens(root: Path, chain: list) -> str:
             if stamped < written - SKEW:
                 raise Failed(f"{where}: its time {stamped} is before the file's export time {written}")
             count += 1
-    return f"{count} good"
+    return count
+
+
+def per_stream(chains: dict, check) -> str:
+    """Run a check over each stream's chain; return the good count, naming the stream that fails."""
+    counts = {}
+    for stream, chain in chains.items():
+        try:
+            counts[stream] = check(chain)
+        except Failed as exc:
+            raise Failed(named(len(chains) > 1, stream, exc))
+    total = f"{sum(counts.values())} good"
+    return total if len(counts) < 2 else total + " (" + ", ".join(f"stream {s}: {n}" for s, n in counts.items()) + ")"
 
 
 def load_checks() -> None:
@@ -194,12 +261,15 @@ def main(folder: str = ".") -> int:
         print(f"OK  {len(manifest)} files match MANIFEST.json")
         load_checks()
         bundle = json.loads((root / "rows.json").read_text(encoding="utf-8"))
-        chain = check_chain(root)
-        print(f"OK  chain of {len(chain)} export files to the head {chain[-1]['file'] if chain else '-'}")
+        chains = check_chains(root)
+        several = len(chains) > 1
+        for stream, chain in chains.items():
+            print(f"OK  {named(several, stream, '')}chain of {len(chain)} export files to the head "
+                  f"{chain[-1]['file'] if chain else '-'}")
         print(f"OK  {check_rows(root, bundle)} rows are the record's lines")
         print(f"OK  {check_warc(root, bundle)} WARC records are the responses the ledger names")
-        print(f"OK  signatures: {check_signatures(root, chain)}")
-        print(f"OK  timestamp tokens: {check_tokens(root, chain)}")
+        print(f"OK  signatures: {per_stream(chains, lambda c: check_signatures(root, c))}")
+        print(f"OK  timestamp tokens: {per_stream(chains, lambda c: check_tokens(root, c))}")
         missing = bundle.get("incomplete") or []
         if missing or any(e["file"] is None for e in bundle["warc"]):
             print(f"INCOMPLETE: every check passed, but {len(missing)} WARC record(s) are not in this bundle "
