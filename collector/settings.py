@@ -205,6 +205,13 @@ GIVE_WAY_LIMIT_SECONDS = 0.05
 # threads woken at one instant share the interpreter in slices and all reach
 # the wire late, while a short queue lets each connect and write in one go.
 RELEASE_SPACING_SECONDS = 0.0003
+# A host's captures and rechecks are fetched this many answers ahead of the
+# work on them (extraction, the snapshot's writes), so a host's next request
+# never waits for the CPU work on its last one (collector/collect/ahead.py).
+# One is enough: the next request waits out the interval (seconds) while the
+# last answer's work takes milliseconds; each answer held is at most
+# MAX_RESPONSE_BYTES in memory.
+FETCH_AHEAD = 1
 # Outlet threads first contact their hosts together, this long after the
 # run's threads are released: time enough to prepare the first requests.
 START_LINE_SECONDS = 0.05

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from collector import settings
 from collector.clock import parse_instant
+from collector.collect.ahead import fetched_ahead
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
@@ -52,7 +53,8 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
     even a bug of ours in extracting its page, is recorded and settles that
     address as failed: the outlet's other captures go on, and the address is
     not first in the queue again next run. A capture waiting to retry lets the
-    outlet's next address go first (Fetcher.fetch_each).
+    outlet's next address go first (Fetcher.fetch_each), and the next address
+    is fetched while the one before is extracted (collect/ahead.py).
     """
     budget = settings.CAPTURES_PER_OUTLET_PER_RUN if limit is None else limit
     items = pending(ctx, outlet_id, budget + 1)
@@ -78,8 +80,17 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
             started[0] += 1
             yield item
 
-    for item, response in ctx.fetcher.fetch_each(feed(), lambda item: item["url"], purpose="capture",
-                                                 outlet_id=outlet_id):
+    def answers():
+        """Yield each fetched item with its response, the host's failures counted as it is fetched."""
+        for item, response in ctx.fetcher.fetch_each(feed(), lambda item: item["url"], purpose="capture",
+                                                     outlet_id=outlet_id):
+            ended[0] += 1
+            failing[0] = failing[0] + 1 if response.result in HOST_DOWN_RESULTS else 0
+            yield item, response
+
+    # The host's next capture is fetched while this one is extracted and written (collect/ahead.py).
+    for item, response in fetched_ahead(answers(), settings.FETCH_AHEAD, f"capture-{outlet_id}",
+                                        before=ctx.fetcher.pacer.give_way):
         try:
             # One transaction for the snapshot, the attempt and its queue row: a run
             # killed between them would leave the article pending, captured again
@@ -92,8 +103,6 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
             raise
         except Exception as exc:  # noqa: BLE001 - one address, recorded; the outlet goes on
             _failed_item(ctx, outlet_id, item, response, exc)
-        ended[0] += 1
-        failing[0] = failing[0] + 1 if response.result in HOST_DOWN_RESULTS else 0
     return made
 
 

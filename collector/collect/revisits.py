@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 from collector.collect import changes, events
 from collector import settings
+from collector.collect.ahead import fetched_ahead
 from collector.collect.capture import snapshot_from
 from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
@@ -316,13 +317,20 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
             started += 1
             yield due
 
-    try:
-        answers = ctx.fetcher.fetch_each(due_ones(), lambda due: due.url, purpose="recheck",
-                                         outlet_id=outlet_id)
-        for due, response in answers:
-            _check_id, outcome, kinds, result = perform(ctx, due, response)
+    def answers():
+        # The host's failures are counted as each answer comes, in the fetching thread.
+        nonlocal ended, failing
+        for due, response in ctx.fetcher.fetch_each(due_ones(), lambda due: due.url, purpose="recheck",
+                                                    outlet_id=outlet_id):
             ended += 1
-            failing = failing + 1 if result in HOST_DOWN_RESULTS else 0
+            failing = failing + 1 if response.result in HOST_DOWN_RESULTS else 0
+            yield due, response
+
+    try:
+        # The host's next check is fetched while this one is compared and written (collect/ahead.py).
+        for due, response in fetched_ahead(answers(), settings.FETCH_AHEAD, f"recheck-{outlet_id}",
+                                            before=ctx.fetcher.pacer.give_way):
+            _check_id, outcome, kinds, _result = perform(ctx, due, response)
             tally[outcome] += 1
             tally.update(f"event_{kind}" for kind in kinds)
         tally["deferred"] += len(checks) - started  # still due: performed late, never skipped

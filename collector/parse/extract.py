@@ -9,6 +9,7 @@ Dates are the raw strings the page states; parsed UTC values sit beside them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -71,8 +72,15 @@ class Extraction:
 
 # ---------------------------------------------------------------- versions
 
+@functools.cache
 def _version(package: str) -> str | None:
-    """Return the installed version of package, or None when it is absent."""
+    """Return the installed version of package, or None when it is absent.
+
+    Asked once per package and process: importlib.metadata finds and parses
+    the package's METADATA file on every call (about 3.5 ms for the five
+    packages), and every snapshot names the versions (bench/shards.py: a
+    fifth of a shard's CPU time before this was cached).
+    """
     try:
         return pkg_metadata.version(package)
     except pkg_metadata.PackageNotFoundError:

@@ -93,3 +93,33 @@ def test_a_farm_that_answers_by_source_address(farm, tmp_path):
 def test_a_bad_source_address_is_refused(tmp_path):
     result = CliRunner().invoke(cli, ["run", "--db", str(tmp_path / "r.db"), "--source-address", "not-an-ip"])
     assert result.exit_code == 2 and "--source-address" in result.output
+
+
+def test_a_run_with_no_other_vantages_answers_normalises_nothing(farm, tmp_path, monkeypatch):
+    # A job's own working database holds one vantage: the comparison has nothing to
+    # compare, and normalising every snapshot of the window cost more than the crawl.
+    from collector.collect import vantages
+
+    normalised = []
+    real = vantages.normalise_for_comparison
+    monkeypatch.setattr(vantages, "normalise_for_comparison", lambda text: normalised.append(text) or real(text))
+    host = farm.add()
+    articles = [host.url(f"/news/{n}") for n in range(3)]
+    host.routes.update({
+        "/robots.txt": replica.robots([host.url("/news.xml")]),
+        "/news.xml": Reply(200, replica.news_sitemap([(a, NOW) for a in articles]), content_type="application/xml"),
+        "/news/*": Reply(200, replica.article_page()),
+    })
+    registry = tmp_path / "outlets.toml"
+    registry.write_text(replica.registry_toml({"one": host}), encoding="utf-8")
+    db = tmp_path / "r.db"
+    for hours in (0, 1.1):  # a capture run, then its 1 h revisits: one vantage only
+        result = CliRunner().invoke(cli, [
+            "run", "--db", str(db), "--warc-dir", str(tmp_path / "warc"), "--outlets", str(registry),
+            "--now", (NOW + timedelta(hours=hours)).isoformat(), "--min-interval", "0.05", "--vantage", "inside"],
+            catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] == 6
+    assert conn.execute("SELECT COUNT(*) FROM vantage_differences").fetchone()[0] == 0
+    assert normalised == []

@@ -415,6 +415,18 @@ def test_extractor_info_names_every_version_and_option():
     json.dumps(info)  # stored as JSON beside the snapshot
 
 
+def test_package_versions_are_read_once_not_per_snapshot(monkeypatch):
+    # importlib.metadata parses a package's METADATA on every call: a fifth of a
+    # shard's CPU when every snapshot asked again (bench/shards.py).
+    asked = []
+    real = extract_module.pkg_metadata.version
+    monkeypatch.setattr(extract_module.pkg_metadata, "version", lambda name: asked.append(name) or real(name))
+    for _ in range(3):
+        extract(article(SENTENCE), "text/html", "https://x.invalid/")
+        extractor_info()
+    assert len(asked) == len(set(asked)) <= 5
+
+
 def test_fingerprint_is_stable_and_tells_versions_apart(monkeypatch):
     first = extractor_fingerprint()
     assert first == extractor_fingerprint() and len(first) < 40
