@@ -7,7 +7,7 @@ No network. Each simulated hour writes the rows of one collect job and one archi
 bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses,
 titles, text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS, each finding the
 page, so no article waits on a retry or a follow-up the simulation does not make) and exports them
-to a record folder, once a simulated day. On days 30, 100, 365 and 730 (and the last), as the
+to a record folder, once a simulated day. On days 30, 100, 200, 365, 500 and 730 (and the last), as the
 pages job does, the periods closed by then are published (collector.publish.release.release, into
 a scratch published history), and the working database is levelled
 (collector.collect.level.level, which .github/scripts/level_database.sh runs in every job).
@@ -15,7 +15,8 @@ Levelling keeps rows by rules that only move forward in time (an article leaves 
 for good, the recent ledger and the unpublished months only advance), so levelling on those days
 alone leaves the rows levelling every hour would; between them the simulated database grows whole.
 
-On those days it reports a job's restore and level: the database as a job of the day's last
+A day after each, it reports the database grown for a day since (the largest a daily level lets it
+get) and that day's first level, timed. On those days it reports a job's restore and level: the database as a job of the day's last
 hour restores it (levelled and saved by the job before),
 brought level with the record (`export rebuild --resume`: that hour's two export files) and
 levelled, timed, and the size of the working database the job then works on and saves. The
@@ -49,7 +50,7 @@ from collector.record.rebuild import resume  # noqa: E402
 from collector.record.store import Store  # noqa: E402
 
 MIB, GIB = 2**20, 2**30
-CHECKPOINTS = (30, 100, 365, 730)
+CHECKPOINTS = (30, 100, 200, 365, 500, 730)
 TARGET = 2 * 10**9  # issue 16: under 2 GB on every day of the first two years
 
 
@@ -92,7 +93,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=100, help="entries per listing")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--level-on", type=int, nargs="*", default=[],
-                        help="days to publish and level on besides 30, 100, 365 and 730 (and the last)")
+                        help="days to publish and level on besides 30, 100, 200, 365, 500 and 730 (and the last)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
@@ -118,12 +119,25 @@ def main() -> None:
     store.close()
     fixed = level(db, record, growth.START, History.open(published)).seconds
     store = reopen(sim, db)
-    rows, level_max = [], 0.0
+    rows, level_max, peaks = [], 0.0, {}
     checkpoints = sorted({d for d in (*CHECKPOINTS, *args.level_on) if d <= args.days} | {args.days})
     for day in range(args.days):
         measured = day + 1 in checkpoints
         for hour in range(24):
             h = day * 24 + hour
+            if day in checkpoints and hour == 23:
+                # A day after a checkpoint's level: the largest the database gets when levelled once a day,
+                # and what the day's first level costs (level_database.sh levels every LEVEL_EVERY_HOURS).
+                export.export_new(store, record, now=growth.START + timedelta(hours=h))
+                store.checkpoint()
+                store.close()
+                daily = work / "daily.db"
+                shutil.copyfile(db, daily)
+                grown = daily.stat().st_size
+                peaks[day] = (grown, level(daily, record, growth.START + timedelta(hours=h),
+                                           History.open(published)).seconds)
+                daily.unlink()
+                store = reopen(sim, db)
             if measured and hour == 23:
                 # The job before: it publishes what has closed and levels (the pages job, level_database.sh) ...
                 now = growth.START + timedelta(hours=h)
@@ -161,10 +175,13 @@ def main() -> None:
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
-        print("   day  working database  a job's resume + level (of which level)")
+        print("   day  working database  a day later (its day's first level)  a job's resume + level (of which level)")
         for day, size, files, seconds, level_seconds, _tables in rows:
             fits = "under" if size * scale < TARGET else "OVER"
-            print(f"  {day:>4}  {size * scale / GIB:6.2f} GiB ({fits} 2 GB)  {scaled(seconds, scale):6.1f} s "
+            grown, daily = peaks.get(day, (None, None))
+            later = (f"{grown * scale / GIB:6.2f} GiB ({'under' if grown * scale < TARGET else 'OVER'} 2 GB; "
+                     f"{scaled(daily, scale):5.1f} s)") if grown else " " * 30
+            print(f"  {day:>4}  {size * scale / GIB:6.2f} GiB ({fits} 2 GB)  {later}  {scaled(seconds, scale):6.1f} s "
                   f"({scaled(level_seconds, scale):.1f} s; {files} export files resumed)")
         print(f"  slowest first levelling of a day (the simulated database grown whole since the last): "
               f"{scaled(level_max, scale):.1f} s")

@@ -254,6 +254,15 @@ COMPARISON_RETRY_DAYS = 7
 # vantage window is 2 hours, SPN's status window under one; a comparison still
 # retried (COMPARISON_RETRY_DAYS) keeps its article whole.
 WORKING_LEDGER_DAYS = 2
+# `export level --deadline` (a job's: collect's is 8 minutes after its start) leaves
+# the database as it is, for a later job, unless the level is expected to end
+# before the deadline: the last level's seconds, scaled by how much larger the
+# database is now than the one it levelled, times LEVEL_TIME_SAFETY (a shared
+# runner's disk and CPU vary between jobs); a database never levelled, at
+# LEVEL_BYTES_PER_SECOND of database levelled (bytes a second: bench/working_db.py's
+# levels ran at 60-100 MiB/s on 2 shared cores; about half, to be safe).
+LEVEL_TIME_SAFETY = 2.0
+LEVEL_BYTES_PER_SECOND = 32 * 2**20
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
 
 # Evidence (collector/evidence/). Export files are signed with an SSH key held

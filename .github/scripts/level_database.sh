@@ -12,7 +12,8 @@
 # rebuild-database workflow, which reads every year's repository. Level with the record, the database
 # is then replaced by the bounded working database (`export level`: what the jobs read; everything
 # left out is in the record, and `export rebuild` makes the full database for browsing); a database
-# levelled less than LEVEL_EVERY_HOURS (20) ago is left as it is.
+# levelled less than LEVEL_EVERY_HOURS (20) ago is left as it is, and so is one whose level is not
+# expected to end before the job's DEADLINE (the environment's, when set: collect's and archive's).
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
@@ -24,14 +25,14 @@ source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout 
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-    exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"
+    exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" ${DEADLINE:+--deadline "$DEADLINE"}
   fi
   # A sparse checkout holds the newest days only: a cache older than them needs the rest.
   if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
     echo "checking out the whole record folder: the cached database is older than its newest days" >&2
     git -C "$record" sparse-checkout disable
     if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-      exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"
+      exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" ${DEADLINE:+--deadline "$DEADLINE"}
     fi
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
@@ -47,4 +48,4 @@ repository: run the rebuild-database workflow (it reads every year's) and then t
 fi
 # The folder's own stream only: the default stream's folder also holds the other streams' (streams/).
 "$python" -m collector export rebuild --out "$record" --db "$db" --stream .
-"$python" -m collector export level --out "$record" --db "$db" --unless-within "$every"
+"$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" ${DEADLINE:+--deadline "$DEADLINE"}

@@ -7,7 +7,7 @@ import time
 import click
 
 from collector import settings
-from collector.cli.options import Busy, lock_option, make_clock
+from collector.cli.options import Busy, given_instant, lock_option, make_clock
 from collector.errors import TakedownWatchError
 from collector.record.export import export_new
 from collector.record.follow import follow
@@ -167,8 +167,11 @@ def follow_command(out_dirs, db, writes, lock_wait):
 @click.option("--unless-within", "within", type=float, default=0.0, show_default=True,
               help="Hours: leave a database levelled less long ago than this as it is (a level copies "
                    "the whole working database; once a day is enough, the rest of the day's rows wait).")
+@click.option("--deadline", default=None,
+              help="ISO-8601 instant (with its time zone), the job's deadline: a level not expected to end "
+                   "before it (the last level's time, scaled to the database's size) is left for a later job.")
 @lock_option
-def level_command(out_dir, db, published, now, within, lock_wait):
+def level_command(out_dir, db, published, now, within, deadline, lock_wait):
     """Replace the working database by one holding only what the jobs read.
 
     The database must be level with the record (export rebuild, or rebuild
@@ -180,7 +183,9 @@ def level_command(out_dir, db, published, now, within, lock_wait):
     Example:
         python -m collector export level --out data/record --db data/takedownwatch.db
     """
+    from collector.clock import Clock
     from collector.collect.level import due, level
+    from collector.collect.leveltime import fits
     from collector.publish.history import History
 
     when = make_clock(now).now() if now else None
@@ -190,6 +195,13 @@ def level_command(out_dir, db, published, now, within, lock_wait):
                 wanted, last = due(db, when, within)
                 if not wanted:
                     click.echo(f"{db} was levelled at {last}, less than {within:g} hours ago: left as it is")
+                    return
+            if deadline:
+                ends = given_instant(deadline, "--deadline")
+                room, seconds = fits(db, ends, Clock().now())
+                if not room:
+                    click.echo(f"{db} left as it is: a level is expected to take {seconds:.0f} s, past the "
+                               f"deadline {deadline}; a later job levels it")
                     return
             done = level(db, out_dir, when, History.open(published))
     except DatabaseBusy as exc:

@@ -26,6 +26,7 @@ from collector.record.lock import exclusive
 from collector.registry import load_registry
 from collector.record.registry_mirror import sync_registry
 from collector.record.streams import check_name, set_stream
+from collector.record.streams import folder as stream_folder
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(settings.__version__, prog_name="takedownwatch")
@@ -126,10 +127,13 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--stream", default=None, callback=_stream_option,
               help="Record stream this job writes (its own working database, export folder "
                    "streams/NAME and id range); default: the record folder's own stream.")
+@click.option("--record", "record_dir", default="data/record", show_default=True,
+              help="The record folder checked out: a levelled working database reads an older snapshot's "
+                   "text back from it when a revisit finds its digest changed (the stream's folder within).")
 @lock_option
 @edge
 def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address, deadline,
-        warc_store, stream, lock_wait):
+        warc_store, stream, record_dir, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     With --deadline the run ends in time for the job to export and save: captures,
@@ -149,6 +153,7 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_
     prepared["stream"] = stream
     with exclusive(db, "run", lock_wait):
         ctx = _open(db, warc_dir, vantage, "run", prepared)
+        ctx.record_dir = stream_folder(record_dir, stream)
         targets = active_outlets(ctx, list(only) or None, shard)
         click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
                    + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)

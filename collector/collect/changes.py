@@ -33,6 +33,7 @@ from collector.collect.events import (
     FIELDS, current_extractor, differs, record_event, reextract, stored, values_from_html,
 )
 from collector.net.warcread import WarcReadError, response_body_of
+from collector.record import compact
 from collector.record.streams import next_id
 
 
@@ -45,7 +46,12 @@ def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:
     if old is None:
         return []
     if old["extractor"] == new["extractor"]:
-        return record_changes(ctx, conn, check, old, new, (stored(old), stored(new)), {})
+        before, problem = held_values(ctx, conn, old, new, Path(warc_root))
+        if before is None:  # the older text is held as a digest that differs, and cannot be read back here
+            _note(ctx, conn, check, old, new, None, [], problem)
+            ctx.count("comparisons_not_comparable")
+            return []
+        return record_changes(ctx, conn, check, old, new, (before, stored(new)), {})
     sides, how, problem = read_here(old, new, Path(warc_root))
     comparison = _note(ctx, conn, check, old, new, how, [], problem)
     if sides is None:
@@ -53,6 +59,43 @@ def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:
         return []
     return record_changes(ctx, conn, check, old, new, sides,
                           {"comparison": comparison, "compared_by": current_extractor(), "how": how})
+
+
+def held_values(ctx, conn, old, new, warc_root: Path, requests: list[int] | None = None):
+    """Return (the older snapshot's compared values, None), or (None, why not), its text read back if held.
+
+    A levelled working database holds an older text as digests only
+    (collector/record/compact.py). The same comparison form as the newer
+    text's: no change in it, and the newer text stands for it (differs() sees
+    none). A different one: the text itself, from the record folder's export
+    file, else re-extracted from its WARC record here (same extractor, so the
+    same text; checked against the digest), else from its release asset when
+    `requests` is given (a later run's settle), else None: not comparable,
+    tried again later.
+    """
+    values = stored(old)
+    digests = compact.held(conn, old["id"])
+    if digests is None:
+        return values, None
+    if compact.unchanged(digests, new["text"]):
+        values["text"] = new["text"]
+        return values, None
+    text, problem = compact.from_record(getattr(ctx, "record_dir", None), old["id"], digests)
+    if text is None and old["extractor"] == current_extractor():
+        try:
+            text = reextract(old, warc_root)["text"]
+        except WarcReadError as exc:
+            problem = f"{problem}; {exc}"
+        if text is None and requests is not None and ctx.warc_store is not None:
+            read, why = _from_release(ctx, old, requests)
+            text = read["text"] if read else None
+            problem = f"{problem}; {why}" if why else problem
+        if text is not None and not compact.matches(digests, text):
+            text, problem = None, f"snapshot {old['id']}'s page reads as another text than its digest's"
+    if text is None:
+        return None, f"the older text is held as a digest that differs: {problem}"
+    values["text"] = text
+    return values, None
 
 
 def previous_snapshot(conn, new):
@@ -121,11 +164,12 @@ def open_comparisons(conn, now, limit: int) -> list:
 def settle(ctx) -> Counter:
     """Return the tally after trying again the checks recorded as not comparable, reading from release assets.
 
-    Needs ctx.warc_store (collector/net/releases.py); stops at the run's
-    deadline, the rest left for the next run.
+    Needs ctx.warc_store (collector/net/releases.py), or ctx.record_dir for
+    an older text a levelled database holds as digests only; stops at the
+    run's deadline, the rest left for the next run.
     """
     tally: Counter = Counter()
-    if ctx.warc_store is None:
+    if ctx.warc_store is None and getattr(ctx, "record_dir", None) is None:
         return tally
     rows = {}
     with ctx.store.transaction() as conn:
@@ -165,6 +209,12 @@ def _file_order(rows) -> tuple:
 
 def _read_anywhere(ctx, old, new):
     """Return (sides, how, requests, None), or (None, None, requests, why not), reading release assets if need be."""
+    if old["extractor"] == new["extractor"]:  # not comparable only while a held older text could not be read
+        requests: list[int] = []
+        before, problem = held_values(ctx, ctx.store.conn, old, new, ctx.warc.root, requests)
+        if before is None:
+            return None, None, requests, problem
+        return (before, stored(new)), "held_text", requests, None
     sides, how, problem = read_here(old, new, ctx.warc.root)
     if sides is not None:
         return sides, how, [], None
@@ -182,6 +232,8 @@ def _read_anywhere(ctx, old, new):
 
 def _from_release(ctx, snapshot, requests: list[int]) -> tuple[dict | None, str | None]:
     """Return (the snapshot's values read from its WARC file's release asset, None), or (None, why not)."""
+    if ctx.warc_store is None:
+        return None, "no release store to read the WARC record from"
     asset = ctx.store.one("SELECT release_tag, asset_name FROM warc_files WHERE name = ? ORDER BY id DESC LIMIT 1",
                           (snapshot["warc_file"],))
     if asset is None:

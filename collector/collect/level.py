@@ -5,16 +5,24 @@ the whole record: the committed record (data/record, one repository per
 period) holds it, and `export rebuild` makes the full database for browsing.
 `level` writes a new, smaller database holding:
 
-* every state table (outlets, the capture queue, run finishes), the article
-  identities and their addresses (articles, article_urls: a page listed again
-  is known by them), sources and source probes, events, WARC files, vantage
-  differences and operator actions, whole;
+* every state table (outlets, run finishes) whole but the capture queue, of
+  which the rows still pending and those a release still counts (their month
+  not yet published): a finished row never changes again, and its address is
+  known by article_urls; sources and source probes, events, WARC files,
+  vantage differences and operator actions, whole;
+* the article identities and their addresses (articles, article_urls) of
+  every article a job reads (revisited, a figure's, first seen or queued in
+  a month a release reads, with a snapshot or an event kept); every other
+  address is known by a digest of its key (record/articles.py KNOWN_KEYS),
+  so a page listed again is not queued again;
 * for each article still inside its revisit window (a check not yet
   performed, due now or later: collect/revisits.py; a check or a capture of
   the recent ledger; a capture the archive job has not seen confirmed): its
-  capture snapshots, its latest snapshot with its text (what the next
-  revisit compares with), every check, comparison and capture attempt, and
-  the archive submissions of every snapshot kept;
+  capture snapshots, its latest snapshot (what the next revisit compares
+  with; its text, unless in the recent ledger, held as digests only:
+  collector/record/compact.py), every check, comparison and capture attempt,
+  and of the archive submissions of every snapshot kept, every try while it
+  is not settled, else the answer that settled it (its first confirmed copy);
 * the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs,
   listings, snapshots, checks and submissions of those days, and every article
   with a comparison still retried (settings.COMPARISON_RETRY_DAYS);
@@ -48,15 +56,16 @@ from collector.clock import Clock, iso, parse_instant
 from collector.collect.revisits import pending_articles
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import schema, shadows
+from collector.record import articles as identities, compact, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
+from collector.wayback.answers import PERMANENT_EXTS
 
 # Record tables copied whole (besides every state table): small, or read whole by a job.
-WHOLE = ("outlet_groups", "outlets", "articles", "article_urls", "source_probes", "sources", "events",
+WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
          "warc_files", "vantage_differences", "operator_actions")
 
 
@@ -127,9 +136,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 shadows.set_head(conn, *head)
                 conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
-                             "figures_from TEXT NOT NULL)")
-                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?)",
-                             (floor, iso(now), iso(recent), since))
+                             "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL)")
+                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?)",
+                             (floor, iso(now), iso(recent), since, result.bytes_before,
+                              time.monotonic() - started))  # what levelling this much cost: leveltime.py
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
@@ -230,9 +240,20 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
         UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
-    conn.execute("""INSERT OR IGNORE INTO keep_submissions
+    # Submissions: the recent ledger's; every attempt at a kept snapshot not yet settled (the archive job counts
+    # them: wayback/history.py); of a settled one, the answer that settled it and its first confirmed copy
+    # (what candidates() and the figures' archived_at read).
+    settled = (f"((a.status = 'success' AND a.timestamp IS NOT NULL) OR (a.status = 'error' AND a.status_ext IN "
+               f"({', '.join(repr(e) for e in PERMANENT_EXTS)})))")
+    conn.execute(f"""INSERT OR IGNORE INTO keep_submissions
         SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
-        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id""", p)
+        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
+         WHERE NOT EXISTS (SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = k.id AND {settled})
+        UNION SELECT MIN(a.id) FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
+         WHERE {settled} GROUP BY a.snapshot_id
+        UNION SELECT (SELECT a.id FROM src.archive_submissions a WHERE a.snapshot_id = k.id
+                        AND a.status = 'success' AND a.timestamp IS NOT NULL
+                       ORDER BY julianday(a.recorded_at), a.id LIMIT 1) FROM keep_snapshots k""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_checks
         SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
         UNION SELECT id FROM src.checks WHERE performed_at >= :recent
@@ -261,6 +282,16 @@ def _select(conn, articles: set[int], recent: str, since: str) -> None:
     conn.execute("""INSERT OR IGNORE INTO keep_runs
         SELECT id FROM src.runs WHERE started_at >= :since
         UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
+    # Article identities: of every article a job may read (revisited, a figure's, first seen or queued in a month
+    # a release reads, with a snapshot or an event kept); every other address is known by its key's digest.
+    conn.execute("CREATE TEMP TABLE keep_identities (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("""INSERT OR IGNORE INTO keep_identities
+        SELECT id FROM keep_articles UNION SELECT id FROM keep_figures
+        UNION SELECT id FROM src.articles WHERE first_seen_at >= :since
+        UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
+           AND (state = 'pending' OR queued_at >= :since)
+        UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
+        UNION SELECT article_id FROM src.events""", p)
     for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
                         ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
         storage = schema.VIEW_ROWS.get(table, table)
@@ -276,9 +307,16 @@ _RULES = {
     "listings": "id IN (SELECT id FROM keep_listings)",
     "checks": "id IN (SELECT id FROM keep_checks)",
     "archive_submissions": "id IN (SELECT id FROM keep_submissions)",
+    "articles": "id IN (SELECT id FROM keep_identities)",
+    "article_urls": "article_id IN (SELECT id FROM keep_identities)",
     "comparisons": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
     "capture_attempts": "article_id IN (SELECT id FROM keep_articles) OR attempted_at >= :recent",
 }
+
+# State tables kept by rule: a row no job reads again (its shadow, copied after, leaves it out alike, so an
+# export sees no change). A queue row that is over (captured or failed) never changes again, and its address is
+# known by article_urls (record/articles.py known()); the figures count the queue rows of their months.
+_STATE_RULES = {"capture_queue": "state = 'pending' OR queued_at >= :since"}
 
 
 def _copy(conn, recent: str, since: str) -> None:
@@ -291,6 +329,8 @@ def _copy(conn, recent: str, since: str) -> None:
         if table in _RULES:
             last = f" OR id = (SELECT MAX(id) FROM src.{table})"
             where = f" WHERE {_RULES[table]}{last}"
+        elif table in _STATE_RULES:
+            where = f" WHERE {_STATE_RULES[table]}"
         else:
             where = ""  # a state table, one of WHOLE, or a table no rule names yet: kept whole
         conn.execute(f'INSERT INTO main."{table}" ({cols}) SELECT {cols} FROM src."{table}"{where}', params)
@@ -301,15 +341,51 @@ def _copy(conn, recent: str, since: str) -> None:
                  "WHERE id IN (SELECT value_id FROM main.listing_items)")
     conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
-    conn.execute("INSERT INTO main.snapshot_texts SELECT * FROM src.snapshot_texts "
-                 "WHERE id IN (SELECT text_id FROM main.snapshot_rows)")
+    _texts(conn, recent)
+    _known_keys(conn)
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
                                       f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
-    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE}):
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
+
+
+def _texts(conn, recent: str) -> None:
+    """Copy the texts of the recent ledger's snapshots whole; hold the older ones as digests (record/compact.py).
+
+    An older text is what a revisit compares with, and only when its digest
+    differs does it read the text back from the record. The highest text id
+    stays whole (a new text is numbered after it: never a held text's id), so
+    does the last snapshot's (the boundary an export compares whole), and a
+    text the source held as digests only stays so.
+    """
+    conn.execute("CREATE TEMP TABLE whole_texts (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("""INSERT OR IGNORE INTO whole_texts
+        SELECT text_id FROM main.snapshot_rows WHERE captured_at >= ? AND text_id IS NOT NULL
+        UNION SELECT text_id FROM main.snapshot_rows WHERE id = (SELECT MAX(id) FROM main.snapshot_rows)
+           AND text_id IS NOT NULL
+        UNION SELECT MAX(id) FROM src.snapshot_texts WHERE id IS NOT NULL""", (recent,))
+    conn.execute("INSERT INTO main.snapshot_texts SELECT t.* FROM src.snapshot_texts t "
+                 "JOIN whole_texts w ON w.id = t.id")
+    held = [r[0] for r in conn.execute(
+        "SELECT DISTINCT text_id FROM main.snapshot_rows WHERE text_id IS NOT NULL "
+        "AND text_id NOT IN (SELECT id FROM main.snapshot_texts)")]
+    compact.compact(conn, held)
+    conn.execute("DROP TABLE temp.whole_texts")
+
+
+def _known_keys(conn) -> None:
+    """Write main's known-key digests: the source's, and every key of an article whose rows are left out."""
+    conn.execute(identities.CREATE_KNOWN_KEYS)
+    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE name = ?", (identities.KNOWN_KEYS,)).fetchone():
+        conn.execute(f"INSERT OR IGNORE INTO main.{identities.KNOWN_KEYS} SELECT digest FROM src.{identities.KNOWN_KEYS}")
+    rows = conn.execute("""SELECT url_key FROM src.articles WHERE id NOT IN (SELECT id FROM main.articles)
+        UNION SELECT url_key FROM src.article_urls WHERE article_id NOT IN (SELECT id FROM main.articles)""")
+    insert = f"INSERT OR IGNORE INTO main.{identities.KNOWN_KEYS} VALUES (?)"
+    while batch := rows.fetchmany(10000):
+        conn.executemany(insert, [(identities.key_digest(key),) for (key,) in batch])
 
 
 def _count(conn, db: str, table: str) -> int:

@@ -7,6 +7,7 @@ every address stays, beside the key it was compared by.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 
 from collector.urls import comparison_key
@@ -21,10 +22,27 @@ def article_key(url: str) -> str:
         return url
 
 
+# A levelled working database (collector/collect/level.py) keeps the identity rows of the articles a job
+# still reads; every other address is known by a 128-bit digest of its key in this table (bookkeeping, never
+# exported; `export rebuild` makes the full database with every row).
+KNOWN_KEYS = "export_known_keys"
+CREATE_KNOWN_KEYS = f"CREATE TABLE IF NOT EXISTS {KNOWN_KEYS} (digest BLOB PRIMARY KEY) WITHOUT ROWID"
+
+
+def key_digest(key: str) -> bytes:
+    """Return the digest an address key is known by in KNOWN_KEYS (the first 16 bytes of its SHA-256)."""
+    return hashlib.sha256(key.encode("utf-8")).digest()[:16]
+
+
 def known(conn: sqlite3.Connection, key: str) -> bool:
     """Return True when an address with this key was queued or belongs to an article already."""
-    return bool(conn.execute("SELECT 1 FROM capture_queue WHERE url_key = ?", (key,)).fetchone()
-                or conn.execute("SELECT 1 FROM article_urls WHERE url_key = ?", (key,)).fetchone())
+    if (conn.execute("SELECT 1 FROM capture_queue WHERE url_key = ?", (key,)).fetchone()
+            or conn.execute("SELECT 1 FROM article_urls WHERE url_key = ?", (key,)).fetchone()):
+        return True
+    try:
+        return conn.execute(f"SELECT 1 FROM {KNOWN_KEYS} WHERE digest = ?", (key_digest(key),)).fetchone() is not None
+    except sqlite3.OperationalError:  # a database never levelled holds every article's rows
+        return False
 
 
 def new_article(conn: sqlite3.Connection, outlet_id: str, url: str, key: str, stamp: str, run_id: int) -> int:

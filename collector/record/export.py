@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso_seconds
-from collector.record import schema, shadows, streams
+from collector.record import compact, schema, shadows, streams
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
     file_sha256, file_text, listing_line, listing_parts, read_header, row_digest, row_line,
@@ -174,11 +174,19 @@ def _append_lines(conn, table: str, after: int, lines: list[str],
             for column in cols:
                 value = row[column]
                 if (before and isinstance(value, str) and len(value) >= REPEAT_MIN_CHARS
-                        and value == before[column]):
+                        and (value == before[column] or _held_same(conn, table, column, before, value))):
                     same[column] = before["id"]
         lines.append(row_line(table, row, same=same))
         count, top = count + 1, row["id"]
     return count, top, row_digest(last) if last else None
+
+
+def _held_same(conn, table: str, column: str, before: dict, value: str) -> bool:
+    """Return True when the earlier row's text, held as digests only (record/compact.py), is `value`."""
+    if table != "snapshots" or column != "text" or before[column] is not None:
+        return False
+    digests = compact.held(conn, before["id"])
+    return digests is not None and compact.matches(digests, value)
 
 
 def _latest_before(conn, table: str, row: dict, scope: str | None, cols: list[str], latest: dict, low: int = 0):

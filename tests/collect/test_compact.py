@@ -1,0 +1,145 @@
+"""The compact revisit state: a levelled database holds older texts as digests and compares as the full one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from collector.collect.level import level
+from collector.collect.revisits import run_rechecks
+from collector.publish.history import History
+from collector.record import compact, export
+from collector.record.fileformat import read_lines
+from collector.record.rebuild import resume
+from collector.record.store import Store
+from tests.collect.test_level import context, copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_revisits import HEADLINE_NEW, PARAGRAPHS_ONE_CHAR, T0, page
+
+LATE = T0 + timedelta(days=400, hours=168, minutes=1)  # the 72 h and 168 h slots due; the 24 h ones 5 days old
+
+
+def latest(store, article_id) -> int:
+    return store.one("SELECT id FROM snapshots WHERE article_id = ? ORDER BY captured_at DESC, id DESC LIMIT 1",
+                     (article_id,))[0]
+
+
+def events(db) -> list[tuple]:
+    store = Store(db)
+    try:
+        return [tuple(r) for r in store.query("SELECT * FROM events ORDER BY id")]
+    finally:
+        store.conn.close()
+
+
+def timeless(event: tuple) -> tuple:
+    """Return an event row with the instants of its check (detected_at, first_changed_at, the age) to the second."""
+    return tuple(v[:19] if i in (6, 14) else round(v, 3) if i == 7 else v for i, v in enumerate(event))
+
+
+def levelled(full, folder, tmp_path):
+    working = tmp_path / "working.db"
+    copy(full, working)
+    done = level(working, folder, LATE, History.open(tmp_path / "published"))
+    return working, done
+
+
+def revisit(db, tmp_path, name, folder, now=LATE):
+    ctx = context(db, tmp_path, now, name)
+    ctx.record_dir = folder
+    summary = run_rechecks(ctx)
+    ctx.finish()
+    ctx.store.conn.close()
+    return summary
+
+
+def test_a_levelled_database_holds_older_texts_as_digests(record, tmp_path):
+    _host, full, folder, ids = record
+    working, done = levelled(full, folder, tmp_path)
+    assert done.bytes_after < done.bytes_before
+    store, whole = Store(working), Store(full)
+    for name in ("same", "edited"):
+        snapshot = latest(store, ids[name])
+        digests = compact.held(store.conn, snapshot)
+        text = whole.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0]
+        assert digests is not None and compact.matches(digests, text) and compact.unchanged(digests, text)
+        assert store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0] is None
+        assert store.one("SELECT headline FROM snapshots WHERE id = ?", (snapshot,))[0] is not None
+    # The highest text stays whole: a new text is numbered after it, never a held text's id.
+    top = whole.one("SELECT MAX(id) FROM snapshot_texts")[0]
+    assert store.one("SELECT MAX(id) FROM snapshot_texts")[0] == top
+    assert store.one(f"SELECT MAX(text_id) FROM {compact.TABLE}")[0] < top
+    assert store.one("SELECT COUNT(*) FROM snapshot_texts")[0] < whole.one("SELECT COUNT(*) FROM snapshot_texts")[0]
+
+
+def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_path):
+    host, full, folder, ids = record
+    working, _done = levelled(full, folder, tmp_path)
+    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR)})
+    for db, name in ((full, "warc-full"), (working, "warc-working")):
+        assert revisit(db, tmp_path, name, folder)["performed"] == 6  # the 72 h and 168 h slots of each
+    seen = events(working)
+    # Every column: ids, before and after, evidence; the check's instants (the runs' clocks ran apart by ms) to the second.
+    assert [timeless(e) for e in seen] == [timeless(e) for e in events(full)]
+    fields = {(e[1], e[2], e[3]) for e in seen}
+    assert fields == {(ids["same"], "changed", "text"), (ids["edited"], "changed", "headline")}
+    # Both databases' exports continue the record with the same rows: an unchanged text repeats its row.
+    lines = {}
+    for db, name in ((full, "full"), (working, "working")):
+        out = tmp_path / f"record-{name}"
+        copy_tree(folder, out)
+        written = export.export_new(Store(db), out, now=LATE + timedelta(minutes=5))
+        lines[name] = [(line["r"]["id"], line["r"]["text"], line["r"]["headline"])
+                       for line in read_lines(written.path) if line.get("t") == "snapshots"]
+    assert lines["full"] == lines["working"] and len(lines["full"]) == 6
+    assert sum(isinstance(text, dict) for _id, text, _headline in lines["full"]) == 5  # {"$same": id}: all but one
+
+
+def test_a_held_text_that_cannot_be_read_is_not_comparable_and_compared_later(record, tmp_path):
+    host, full, folder, ids = record
+    working, _done = levelled(full, folder, tmp_path)
+    host.routes.update({"/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR)})
+    # No record folder, and the WARC folder of this runner lacks the older page: no event on a guess.
+    assert revisit(working, tmp_path, "warc-fresh", None)["performed"] == 6
+    store = Store(working)
+    assert store.one("SELECT COUNT(*) FROM events")[0] == 0
+    tried = store.one("SELECT outcome, detail FROM comparisons WHERE article_id = ?", (ids["same"],))
+    assert tried["outcome"] == "not_comparable" and "digest" in tried["detail"]
+    store.conn.close()
+    # The next run has the record folder: the comparison is made, and the event is the full database's.
+    revisit(working, tmp_path, "warc-fresh", folder, now=LATE + timedelta(hours=1))
+    revisit(full, tmp_path, "warc-full", folder)
+    got, want = events(working), events(full)
+    assert len(got) == len(want) == 1
+    assert got[0][1:6] == want[0][1:6] and got[0][13] == want[0][13]  # article, kind, field, before, after, since
+    assert '"how": "held_text"' in got[0][9]
+
+
+def test_a_resumed_row_repeating_a_held_text_is_held_too_and_the_boundary_whole(record, tmp_path):
+    _host, full, folder, ids = record
+    working, _done = levelled(full, folder, tmp_path)
+    # Another job revisits with the full database and exports: its unchanged texts repeat held rows.
+    revisit(full, tmp_path, "warc-full", folder)
+    written = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
+    lines = [line["r"] for line in read_lines(written.path) if line.get("t") == "snapshots"]
+    store = Store(working)
+    held = {row["id"]: row for row in lines
+            if isinstance(row["text"], dict) and compact.held(store.conn, row["text"]["$same"]) is not None}
+    assert held  # the file repeats texts this database holds as digests only
+    # The file's last row, were it one of them, is read back whole from the record (the boundary an export checks).
+    whole = Store(full)
+    for row in held.values():
+        text = compact.resolve_held(store.conn, row, written.path)["text"]
+        assert text == whole.one("SELECT text FROM snapshots WHERE id = ?", (row["id"],))[0]
+    store.conn.close()
+    assert resume(folder, working)[0] == 1
+    store = Store(working)
+    for snapshot in held:  # held likewise, nothing read from the record
+        assert compact.held(store.conn, snapshot) is not None
+        assert store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0] is None
+    assert export.export_new(store, folder, now=LATE + timedelta(minutes=6)).path is None  # level, continues
+    store.conn.close()
+
+
+def copy_tree(source, target) -> None:
+    import shutil
+
+    shutil.copytree(source, target)

@@ -1,0 +1,128 @@
+"""What levelling leaves out of the state and the archive's answers: nothing a job reads again."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from collector.clock import iso
+from collector.collect.level import level
+from collector.publish.history import History
+from collector.record.articles import known
+from collector.publish.periods import week_start
+from collector.publish.release import release
+from collector.record import export
+from collector.record.store import Store
+from collector.wayback.answers import PERMANENT_EXTS
+from collector.wayback.history import attempts_by_snapshot, candidates, confirmed_snapshot_ids
+from tests.collect.test_level import copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_revisits import T0
+from testing.synthetic import NOW, SyntheticRecord, populate
+
+LATE = T0 + timedelta(days=400, hours=168, minutes=1)
+
+
+def capture_of(store, article_id) -> int:
+    return store.one("SELECT id FROM snapshots WHERE article_id = ? AND purpose = 'capture'", (article_id,))[0]
+
+
+def submit(store, snapshot, at, status, **more) -> int:
+    return store.insert("archive_submissions", {"snapshot_id": snapshot, "run_id": 1, "kind": "submit",
+                                                "url": "http://example.invalid/", "recorded_at": iso(at),
+                                                "status": status, **more})
+
+
+def test_levelling_keeps_the_answers_the_archive_job_reads(record, tmp_path):
+    _host, full, folder, ids = record
+    store = Store(full)
+    day = T0 + timedelta(days=400, hours=2)
+    same, edited, gone = (capture_of(store, ids[n]) for n in ("same", "edited", "gone"))
+    tried = submit(store, same, day, "error", status_ext="error:service-unavailable")
+    confirmed = submit(store, same, day + timedelta(hours=1), "success", timestamp="20270201000000")
+    later = submit(store, same, day + timedelta(hours=2), "success", timestamp="20270201010000")
+    open_tries = [submit(store, edited, day + timedelta(minutes=m), "error", status_ext="error:service-unavailable")
+                  for m in (0, 30)]
+    refused = submit(store, gone, day, "error", status_ext=PERMANENT_EXTS[0])
+    export.export_new(store, folder, now=day + timedelta(days=1))
+    store.checkpoint()
+    store.conn.close()
+    working = tmp_path / "working.db"
+    copy(full, working)
+    done = level(working, folder, LATE, History.open(tmp_path / "published"))
+    kept = {r[0] for r in Store(working).query("SELECT id FROM archive_submissions")}
+    # A settled snapshot keeps the answer that settled it (its first confirmed copy); an open one every try.
+    assert confirmed in kept and refused in kept and set(open_tries) <= kept
+    assert tried not in kept and later not in kept and done.left_out["archive_submissions"] == 2
+    assert candidates(Store(working), LATE) == candidates(Store(full), LATE)
+    assert confirmed_snapshot_ids(Store(working)) == confirmed_snapshot_ids(Store(full))
+    wanted = {s for s, _ in candidates(Store(full), LATE)}
+    assert {k: v for k, v in attempts_by_snapshot(Store(working)).items() if k in wanted} == \
+        {k: v for k, v in attempts_by_snapshot(Store(full)).items() if k in wanted}
+
+
+def test_finished_queue_rows_are_left_out_and_the_export_sees_no_change(tmp_path):
+    groups = {"national": ["n1", "n2", "n3", "n4"], "online": ["o1", "o2", "o3"]}
+    full = tmp_path / "full.db"
+    store = Store(full)
+    r = SyntheticRecord(store)
+    for group, members in groups.items():
+        r.group(group)
+        for outlet in members:
+            r.outlet(outlet, group)
+    populate(r, groups, weeks=9)
+    r.finish_run(NOW)
+    with store.transaction() as conn:  # all captured but the first queued address
+        first = conn.execute("SELECT url_key FROM capture_queue ORDER BY queued_at LIMIT 1").fetchone()[0]
+        conn.execute("UPDATE capture_queue SET state = 'captured', done_at = queued_at WHERE url_key != ?", (first,))
+    folder, published = tmp_path / "record", tmp_path / "published"
+    export.export_new(store, folder, now=NOW)
+    store.conn.close()
+    assert release(Store(full), week_start(NOW) + timedelta(hours=25), History.open(published, published)).appended
+    working = tmp_path / "working.db"
+    copy(full, working)
+    later = NOW + timedelta(days=9)
+    done = level(working, folder, later, History.open(published))
+    store, whole = Store(working), Store(full)
+    since = store.one("SELECT figures_from FROM export_level")[0]
+    kept = {r[0] for r in store.query("SELECT url_key FROM capture_queue")}
+    assert kept == {r[0] for r in whole.query("SELECT url_key FROM capture_queue WHERE state = 'pending' "
+                                              "OR queued_at >= ?", (since,))}
+    assert whole.one("SELECT queued_at FROM capture_queue WHERE url_key = ?", (first,))[0] < since
+    assert first in kept and done.left_out["capture_queue"] > 0  # pending, or queued in a month still to publish
+    assert export.export_new(store, folder, now=later).path is None  # the rows left out are no change
+    with store.transaction() as conn:
+        conn.execute("UPDATE capture_queue SET state = 'failed', done_at = ? WHERE url_key = ?", (iso(later), first))
+    assert export.export_new(store, folder, now=later + timedelta(minutes=1)).rows == {"capture_queue": 1}
+    store.conn.close()
+
+
+def test_an_article_left_out_is_known_by_its_addresses_digest(record, tmp_path):
+    _host, full, folder, ids = record
+    store = Store(full)
+    old = capture_of(store, ids["old"])
+    submit(store, old, T0 + timedelta(hours=1), "success", timestamp="20260101000000")  # archived: no job reads it
+    r = SyntheticRecord(store)
+    r.group("national")
+    for outlet in ("alpha", "n2", "n3", "n4"):
+        r.outlet(outlet, "national")
+    export.export_new(store, folder, now=T0 + timedelta(days=400, hours=32))
+    published = tmp_path / "published"
+    release(store, LATE, History.open(published, published))  # the months before this one are published
+    store.checkpoint()
+    keys = {r[0] for r in store.query("SELECT url_key FROM article_urls UNION SELECT url_key FROM articles")}
+    store.conn.close()
+    working = tmp_path / "working.db"
+    copy(full, working)
+    done = level(working, folder, LATE, History.open(published))
+    store = Store(working)
+    assert done.left_out["articles"] == 1 and store.one("SELECT COUNT(*) FROM articles WHERE id = ?",
+                                                        (ids["old"],))[0] == 0
+    assert all(known(store.conn, key) for key in keys)  # every address, kept or left out, is known
+    assert not known(store.conn, "http://127.0.0.1/news/never-listed")
+    assert store.one("SELECT COUNT(*) FROM export_known_keys")[0] == 1
+    store.conn.close()
+    # Levelled again, the digests carry over; and the new article after the boundary row is numbered on.
+    again = level(working, folder, LATE, History.open(published))
+    assert "articles" not in again.left_out
+    store = Store(working)
+    assert all(known(store.conn, key) for key in keys)
+    store.conn.close()
