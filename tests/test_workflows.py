@@ -259,8 +259,11 @@ def test_the_record_signing_key_reaches_only_the_steps_that_sign():
         holders = [s for s in steps(workflow) if "RECORD_SIGNING_KEY" in str(s.get("env", {}))]
         assert holders and all("export sign" in s["run"] or "package_wacz" in s["run"] for s in holders), name
         order = [s.get("name", "") for s in steps(workflow)]
-        assert order.index("Sign the new export files") < order.index("Timestamp the export files") \
-            < order.index("Commit and push the record"), name
+        sign, push = order.index("Sign the new export files"), order.index("Commit and push the record")
+        assert order.index("Timestamp the export files") < push and sign < push, name
+        # Every file the job writes is signed by the job: the sign step comes after each export.
+        exports = [i for i, s in enumerate(steps(workflow)) if "collector export new " in s.get("run", "")]
+        assert exports and all(i < sign for i in exports), name
         assert text.count("secrets.RECORD_SIGNING_KEY") == len(holders)
     collect = load(WORKFLOWS / "collect.yml")
     holders = [s for s in steps(collect) if "WACZ_SIGNING_KEY" in str(s.get("env", {}))]
@@ -956,3 +959,25 @@ def test_the_archive_job_exports_signs_timestamps_and_pushes_a_stream_of_its_own
     checkout = next(s for s in listed if "record_repository.sh checkout" in s.get("run", ""))
     assert checkout["env"]["RECORD_ALL_STREAMS"] == "yes"  # it follows every stream: each one's newest days
     assert "archive" not in {j["stream"] for j in _matrix(SHARDS="4", BD_RUNNER="dhaka")}
+
+
+# Commands that add rows to the working database (every request is a ledger row), and the one that sends them.
+_WRITES_ROWS = ("python -m collector run ", "python -m collector export timestamp", "python -m collector compare-vantages")
+
+
+@pytest.mark.parametrize("name, job", [("collect", "collect"), ("vantages", "compare")])
+def test_the_saved_working_database_holds_no_row_the_pushed_record_lacks(name, job):
+    """The time-stamping run's requests are exported before the push, so the next job resumes the cache.
+
+    `export rebuild --resume` refuses a database holding rows after the record's last file (it would
+    be rebuilt from the whole record every run): every step that writes rows is followed by an
+    `export new` before the record is pushed and the database saved.
+    """
+    steps = load(WORKFLOWS / f"{name}.yml")["jobs"][job]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    last_write = max(i for i, r in enumerate(runs) if any(w in r for w in _WRITES_ROWS))
+    exports = [i for i, r in enumerate(runs) if "python -m collector export new " in r]
+    push = next(i for i, r in enumerate(runs) if "commit_record.sh" in r)
+    save = next(i for i, s in enumerate(steps) if "actions/cache/save" in s.get("uses", ""))
+    assert any(last_write < i < push for i in exports), runs[last_write]
+    assert push < save
