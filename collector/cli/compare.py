@@ -32,8 +32,9 @@ def _same_file(a: str, b: str) -> bool:
 @click.command("compare-vantages")
 @common_options
 @click.option("--from", "source", default=None, metavar="DB",
-              help="Database holding every stream's answers: the merged database that `export rebuild "
-                   "--out RECORD --db DB` writes (default: --db itself, when it holds several vantages' runs).")
+              help="Database holding every stream's answers: one that `export follow --out RECORD --db DB` "
+                   "keeps level (the workflow's) or `export rebuild` writes (default: --db itself, when it "
+                   "holds several vantages' runs).")
 @click.option("--since", default=None,
               help="ISO-8601 instant (with its time zone): compare the answers started from then on "
                    f"(default: the last {settings.VANTAGE_COMPARE_LOOKBACK_HOURS} hours).")
