@@ -328,7 +328,7 @@ def evidence_command(address, out_dir, db, record_dirs, warc_dir, warc_store, va
         python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc \\
             --warc-store https://api.github.com/repos/OWNER/REPO
         python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc \\
-            --record record-2026-h2 --record record-2027-h1
+            --record record-2026-07 --record record-2027-01
     """
     from collector.evidence.bundle import write_bundle
     from collector.record.store import open_read_only

@@ -1,7 +1,7 @@
 """The evidence bundle over a record that rolled over: rows of both periods, one chain across the boundary.
 
-An article is captured in the first period (record-2026-h1) and checked in the
-second (record-2026-h2, rolled over from it as collector/record/rollover.py
+An article is captured in the first period (record-2026-01) and checked in the
+second (record-2026-07, rolled over from it as collector/record/rollover.py
 does); `evidence --record OLD --record NEW` bundles both periods' lines.
 """
 
@@ -42,12 +42,12 @@ def _file(store: Store, folder: Path, when: datetime, trust, stamper) -> None:
 
 @pytest.fixture
 def periods(tmp_path, farm):
-    """Return the root: record-2026-h1 (two files), record-2026-h2 rolled over from it (the copy, two more)."""
+    """Return the root: record-2026-01 (two files), record-2026-07 rolled over from it (the copy, two more)."""
     trust = make_trust(tmp_path / "trust", farm)
     store = Store(tmp_path / "work.db")
     stamper = RunContext.open(store, "timestamp", clock=Clock(), vantage="v", warc_dir=tmp_path / "warc",
                               interval=0.01, allow_loopback=True)
-    old, new = tmp_path / "record-2026-h1", tmp_path / "record-2026-h2"
+    old, new = tmp_path / "record-2026-01", tmp_path / "record-2026-07"
     run = _run(store, NEW_PERIOD - timedelta(days=2))
     article = _article(store, run, 0)  # captured in the first period
     snapshot = _snapshot(store, run, article, TEXT)
@@ -56,7 +56,7 @@ def periods(tmp_path, farm):
     _snapshot(store, run, _article(store, run, 1), TEXT + " ১")  # another article: the first period's last file
     _file(store, old, NEW_PERIOD - timedelta(days=1), trust, stamper)
     new.mkdir()
-    rollover.seed(old, new, "o/takedownwatch-record-2026-h1", NEW_PERIOD)
+    rollover.seed(old, new, "o/takedownwatch-record-2026-01", NEW_PERIOD)
     run = _run(store, NEW_PERIOD + timedelta(hours=1))  # checked in the second period
     again = _snapshot(store, run, article, TEXT, purpose="recheck")
     request = store.conn.execute("SELECT request_id FROM snapshots WHERE id = ?", (again,)).fetchone()[0]
@@ -95,7 +95,7 @@ def _remanifest(bundle: Path) -> None:
 
 
 def test_the_bundle_holds_both_periods_rows_and_the_chain_across_them(periods):
-    result = _bundle(periods, "record-2026-h1", "record-2026-h2")
+    result = _bundle(periods, "record-2026-01", "record-2026-07")
     assert result.exit_code == 0, result.output
     bundle = periods / "bundle"
     done = _check(bundle)
@@ -110,23 +110,23 @@ def test_the_bundle_holds_both_periods_rows_and_the_chain_across_them(periods):
     assert [e["period"] for e in chain] == [1, 1, 2, 2]
     assert rows["periods"]["default"][1]["continues"]["file"] == chain[1]["file"]
     # One period's folder alone: the earlier period's rows are not in it (what --record twice is for).
-    alone = _bundle(periods, "record-2026-h2", out="alone")
+    alone = _bundle(periods, "record-2026-07", out="alone")
     assert alone.exit_code == 0, alone.output
     assert "snapshots row 1 is newer than the record" in _check(periods / "alone").stdout
 
 
 def test_a_spoiled_file_of_the_first_period_is_refused_naming_it(periods):
-    first = sorted((periods / "record-2026-h1").rglob("000001.jsonl.bz2"))[0]
+    first = sorted((periods / "record-2026-01").rglob("000001.jsonl.bz2"))[0]
     data = bytearray(first.read_bytes())
     data[len(data) // 2] ^= 0x01
     first.write_bytes(bytes(data))
-    result = _bundle(periods, "record-2026-h1", "record-2026-h2")
+    result = _bundle(periods, "record-2026-01", "record-2026-07")
     assert result.exit_code != 0 and "000001.jsonl.bz2" in result.output, result.output
     assert not (periods / "bundle.zip").exists()
 
 
 def test_a_broken_link_at_the_boundary_fails_naming_it(periods):
-    assert _bundle(periods, "record-2026-h1", "record-2026-h2").exit_code == 0
+    assert _bundle(periods, "record-2026-01", "record-2026-07").exit_code == 0
     bundle = periods / "bundle"
     chain_file = bundle / "record" / "chain.json"
     chain = json.loads(chain_file.read_text(encoding="utf-8"))
@@ -140,18 +140,18 @@ def test_a_broken_link_at_the_boundary_fails_naming_it(periods):
 
 
 def test_a_continuation_naming_another_file_fails(periods):
-    assert _bundle(periods, "record-2026-h1", "record-2026-h2").exit_code == 0
+    assert _bundle(periods, "record-2026-01", "record-2026-07").exit_code == 0
     bundle = periods / "bundle"
     rows = json.loads((bundle / "rows.json").read_text(encoding="utf-8"))
     rows["periods"]["default"][1]["continues"]["sha256"] = "f" * 64
     (bundle / "rows.json").write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
     _remanifest(bundle)
     done = _check(bundle)
-    assert done.returncode == 1 and "record period 2 (record-2026-h2) continues from" in done.stdout, done.stdout
+    assert done.returncode == 1 and "record period 2 (record-2026-07) continues from" in done.stdout, done.stdout
 
 
 def test_a_spoiled_first_period_file_in_the_bundle_fails_naming_it(periods):
-    assert _bundle(periods, "record-2026-h1", "record-2026-h2").exit_code == 0
+    assert _bundle(periods, "record-2026-01", "record-2026-07").exit_code == 0
     bundle = periods / "bundle"
     rows = json.loads((bundle / "rows.json").read_text(encoding="utf-8"))
     first = next(loc["file"] for loc in rows["lines"] if loc["file"].startswith("2026/06"))
