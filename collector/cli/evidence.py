@@ -296,7 +296,10 @@ INCOMPLETE_EXIT_CODE = 3  # the bundle was written, but some WARC records could 
 @click.argument("address")
 @click.option("--out", "out_dir", required=True, help="Folder to write the bundle to (a zip is written beside it).")
 @click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database of the record.")
-@click.option("--record", "record_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
+@click.option("--record", "record_dirs", multiple=True, default=[DEFAULT_OUT], show_default=True,
+              help="Export folder; repeat it for the record repositories of successive periods, oldest first "
+                   "(as for export verify --out): the bundle holds the rows of every period's files and the "
+                   "chain across them.")
 @click.option("--warc-dir", default=DEFAULT_WARC, show_default=True, help="Folder of WARC files.")
 @click.option("--warc-store", default=None,
               help="GitHub API address of the repository whose releases hold the WARC files "
@@ -306,7 +309,7 @@ INCOMPLETE_EXIT_CODE = 3  # the bundle was written, but some WARC records could 
 @click.option("--min-interval", type=float, default=None, help="As for `run`: below 2 s only for loopback.")
 @_trust_option
 @edge
-def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, vantage, min_interval, trust_dir):
+def evidence_command(address, out_dir, db, record_dirs, warc_dir, warc_store, vantage, min_interval, trust_dir):
     """Write the evidence bundle of one article: rows, requests, WARC records, signed record lines, tokens.
 
     The folder has VERIFY.md (English and Bangla) and verify.py, which checks
@@ -316,11 +319,16 @@ def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, van
     and the command exits 3 (verify.py exits 2 on it). A record of several
     streams is read through the database that merges them (export rebuild):
     the bundle holds every stream's rows, each with its stream's own chain.
+    A record that rolled over into a new period's repository is given as
+    every period's folder, oldest first: the bundle holds the rows from each
+    period's files, and each stream's chain runs on across the boundary.
 
     \b
     Example:
         python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc \\
             --warc-store https://api.github.com/repos/OWNER/REPO
+        python -m collector evidence https://www.prothomalo.com/bangladesh/abc --out bundle-abc \\
+            --record record-2026-07 --record record-2027-01
     """
     from collector.evidence.bundle import write_bundle
     from collector.record.store import open_read_only
@@ -340,8 +348,8 @@ def evidence_command(address, out_dir, db, record_dir, warc_dir, warc_store, van
 
     conn = open_read_only(db)
     try:
-        bundle = write_bundle(conn, address, Path(out_dir), Path(record_dir), Path(warc_dir), Path(trust_dir),
-                              releases if warc_store else None)
+        bundle = write_bundle(conn, address, Path(out_dir), [Path(r) for r in record_dirs], Path(warc_dir),
+                              Path(trust_dir), releases if warc_store else None)
     finally:
         conn.close()
         for ctx in opened:

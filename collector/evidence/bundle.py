@@ -18,6 +18,11 @@ its streams: the bundle holds every stream's rows about the article (both
 vantages' snapshots and checks), each as its stream's file holds it, and
 each such stream's files with its own chain (record/streams/NAME/chain.json),
 signatures and tokens (collector/evidence/bundle_streams.py).
+
+A record that rolled over into a new period's repository is given as its
+periods' folders, oldest first: the bundle holds the article's rows from every
+period's files and each stream's chain across the periods (each entry naming
+its period; rows.json "periods" keeps each later folder's CONTINUES.json).
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ from collector.errors import BadArgument
 from collector.evidence import sshsig
 from collector.evidence.timestamps import token_path, tokens_beside
 from collector.evidence.bundle_streams import add_folded, as_written, check_database, label, record_streams
-from collector.record.fileformat import encode_value, file_sha256, read_header, read_lines, row_of
-from collector.record.folder import batches, read_ahead
+from collector.record.contents import check_folder
+from collector.record.fileformat import ExportError, encode_value, file_sha256, read_header, read_lines, row_of
+from collector.record.folder import continues, read_ahead
 from collector.urls import comparison_key
 
 CHECKER = Path(__file__).with_name("checker")  # verify.py and its modules, standard library only
@@ -54,7 +60,7 @@ class Bundle:
         return not self.missing
 
 
-def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path, trust_dir: Path,
+def write_bundle(conn, address: str, out: Path, record_dir: Path | list, warc_dir: Path, trust_dir: Path,
                  warc_store: Callable | None = None) -> Bundle:
     """Return what was written: the bundle of one article in the folder `out`, and a zip beside it.
 
@@ -63,16 +69,19 @@ def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path
     net.releases.ReleaseStore, made on first need: every download is a ledger
     row). A record that cannot be had is listed in rows.json under
     "incomplete" with why, and the bundle is incomplete: verify.py says so and
-    exits 2, not 0.
+    exits 2, not 0. `record_dir` may be a list: the record repositories of
+    successive periods, oldest first (each stream's chain is checked across
+    them first, and the command refused naming the file that is not whole).
     """
-    found = record_streams(Path(record_dir))
-    check_database(conn, found, Path(record_dir))
+    records = [Path(r) for r in (record_dir if isinstance(record_dir, (list, tuple)) else [record_dir])]
+    found = record_streams(records)
+    check_database(conn, found, records[-1])
     rows = article_rows(conn, address)
     merged, folded = as_written(conn, rows, list(found))
     if out.exists() and any(out.iterdir()):
         raise BadArgument(f"{out} exists and is not empty", option="--out")
     out.mkdir(parents=True, exist_ok=True)
-    locations, chains, folded_rows = _copy_record(rows, found, Path(record_dir), out / "record", folded)
+    locations, chains, folded_rows = _copy_record(rows, found, records, out / "record", folded)
     add_folded(rows, folded_rows)
     warc, downloads = _cut_warc(conn, rows["requests"], Path(warc_dir), out / "warc", warc_store)
     missing = [{"request_id": e["request_id"], "warc_file": e["warc_file"], "why": e["why"]}
@@ -81,7 +90,7 @@ def write_bundle(conn, address: str, out: Path, record_dir: Path, warc_dir: Path
         f"SELECT * FROM requests WHERE id IN ({', '.join('?' for _ in downloads)}) ORDER BY id", downloads)]
     _dump(out / "rows.json", {"address": address, "rows": rows, "lines": locations, "warc": warc,
                               "downloads": download_rows, "incomplete": missing, "streams": chains,
-                              "merged": merged})
+                              "merged": merged, "periods": periods(found, records)})
     trust = out / "trust"
     trust.mkdir()
     for item in [Path(trust_dir) / "allowed_signers", Path(trust_dir) / "timestamping.toml",
@@ -140,48 +149,79 @@ def article_rows(conn, address: str) -> dict[str, list[dict]]:
     return rows
 
 
-def _copy_record(rows: dict[str, list[dict]], found: dict[str | None, Path], record_dir: Path, target: Path,
-                 folded: set) -> tuple[list[dict], dict[str, str], dict[tuple[str, int], dict]]:
+def _copy_record(rows: dict[str, list[dict]], found: dict[str | None, list[Path]], records: list[Path],
+                 target: Path, folded: set) -> tuple[list[dict], dict[str, str], dict[tuple[str, int], dict]]:
     """Copy the export files holding the rows (with signatures and tokens), each stream's chain to its head.
 
     Return where each row's line is, each stream's chain file in the bundle
     (record/chain.json for the default stream, record/streams/NAME/chain.json
     for stream NAME), and the folded rows (`folded`) as their lines hold them.
+    A stream's chain runs across the periods' folders (`records`, oldest
+    first); each file is named inside its period's folder (file names do not
+    repeat across periods: a new period's first file is the copy of the old
+    one's last, listed once, as the older period's).
     """
     wanted = {(table, r["id"]) for table, items in rows.items() for r in items} | folded
-    locations, holding, lines_of, from_lines = [], set(), {}, {}
-    for name, folder in found.items():
-        files = batches(folder)
+    locations, holding, lines_of, from_lines, where = [], set(), {}, {}, {}
+    chained = {}
+    for name, folders in found.items():
+        try:
+            chained[name] = [facts.path for facts in check_folder(folders)]
+        except ExportError as exc:
+            raise BadArgument(f"the record does not verify ({exc}): check it with export verify", option="--record")
+    for name, files in chained.items():
+        for path in files:
+            where[path] = next(i for i, r in enumerate(records, 1) if path.is_relative_to(r))
         for path, text in read_ahead(files):
             if isinstance(text, Exception):
                 raise text
             for number, line in enumerate(read_lines(path, text), start=2):
                 if "r" in line and (line["t"], line["r"].get("id")) in wanted:
-                    relative = path.relative_to(record_dir).as_posix()
+                    relative = _inside(path, records)
                     locations.append({"table": line["t"], "id": line["r"]["id"], "file": relative, "line": number})
                     holding.add(path)
                     lines_of[name] = files
                     if (line["t"], line["r"]["id"]) in folded:
                         from_lines[(line["t"], line["r"]["id"])] = row_of(line)[2]
     if not lines_of:  # no row is in the record yet: every stream's chain to its head
-        lines_of = {name: batches(folder) for name, folder in found.items()}
+        lines_of = dict(chained)
     target.mkdir(parents=True)
     chains = {}
     for name, files in lines_of.items():
         if files:
             holding.add(files[-1])  # the head the chain runs to
-        inside = found[name].relative_to(record_dir)
+        inside = Path(_inside(found[name][-1], records))
         (target / inside).mkdir(parents=True, exist_ok=True)
         _dump(target / inside / "chain.json",
-              [{"file": p.relative_to(record_dir).as_posix(), "sha256": file_sha256(p),
-                "previous_sha256": read_header(p).get("previous_sha256")} for p in files])
+              [{"file": _inside(p, records), "sha256": file_sha256(p),
+                "previous_sha256": read_header(p).get("previous_sha256"),
+                **({"period": where[p]} if len(records) > 1 else {})} for p in files])
         chains[label(name)] = (Path("record") / inside / "chain.json").as_posix()
     for path in sorted(holding):
         for item in [path, sshsig.signature_path(path), *(token_path(path, a) for a in tokens_beside(path))]:
             if item.exists():
-                (target / item.relative_to(record_dir)).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(item, target / item.relative_to(record_dir))
+                (target / _inside(item, records)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(item, target / _inside(item, records))
     return locations, chains, from_lines
+
+
+def _inside(path: Path, records: list[Path]) -> str:
+    """Return a path of a period's record folder as named inside it (and inside the bundle's record/)."""
+    for record in records:
+        if path == record or path.is_relative_to(record):
+            return path.relative_to(record).as_posix()
+    raise ValueError(f"{path} is in none of the record folders given")
+
+
+def periods(found: dict[str | None, list[Path]], records: list[Path]) -> dict[str, list[dict]]:
+    """Return each stream's period folders, oldest first, with what each CONTINUES.json says (None: the first)."""
+    if len(records) < 2:
+        return {}
+    def period(folder: Path) -> int:
+        return next(n for n, record in enumerate(records, 1) if folder.is_relative_to(record))
+
+    return {label(name): [{"period": period(f), "folder": records[period(f) - 1].name, "continues": continues(f)}
+                          for f in folders] for name, folders in found.items()}
 
 
 def _cut_warc(conn, requests: list[dict], warc_dir: Path, target: Path,

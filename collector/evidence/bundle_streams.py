@@ -26,9 +26,9 @@ from collector.record import streams
 from collector.record.merge import stream_folders
 
 
-def record_streams(record_dir: Path) -> dict[str | None, Path]:
-    """Return each stream's folder inside a record folder (None: the default stream, the folder itself)."""
-    return {name: paths[0] for name, paths in stream_folders([record_dir]).items() if paths}
+def record_streams(records: list[Path]) -> dict[str | None, list[Path]]:
+    """Return each stream's folders in the periods' record folders, oldest first (None: the default stream)."""
+    return {name: paths for name, paths in stream_folders(records).items() if paths}
 
 
 def check_database(conn, found: dict[str | None, Path], record_dir: Path) -> None:

@@ -5,7 +5,9 @@ Standard library only (Python 3.11 or later), with its own modules beside it:
 verify_ssh.py (SSH signatures), verify_der.py (RFC 3161 tokens, X.509, CMS)
 and verify_math.py (Ed25519, ECDSA, RSA). It re-checks every file's
 SHA-256 against MANIFEST.json, the chain of export-file hashes to the head
-(of each record stream: record/chain.json, record/streams/NAME/chain.json),
+(of each record stream: record/chain.json, record/streams/NAME/chain.json;
+across the record periods a stream rolled over, each later one continuing
+the file its CONTINUES.json names, kept in rows.json "periods"),
 that each row of rows.json is the line of the export file it names, that each
 WARC record is whole (its block digest) and the response its ledger row
 points at, the SSH signatures against the allowed signers, and the RFC 3161
@@ -101,7 +103,10 @@ def check_chain(root: Path, stream: str, path: Path) -> list:
     chain = json.loads(path.read_text(encoding="utf-8"))
     for before, after in zip(chain, chain[1:]):
         if after["previous_sha256"] != before["sha256"]:
-            raise Failed(f"{path.relative_to(root).as_posix()}: {after['file']} does not follow {before['file']}")
+            across = (f" (the boundary of record periods {before['period']} and {after['period']}: the chain "
+                      "does not run on across it)" if before.get("period") != after.get("period") else "")
+            raise Failed(f"{path.relative_to(root).as_posix()}: {after['file']} does not follow "
+                         f"{before['file']}{across}")
     # record/chain.json is the chain of the files directly in record/: the default stream's, or the one
     # stream a bundle made from a stream's own folder holds; every file of a chain is one stream's.
     expected = ... if stream == "default" else stream
@@ -111,6 +116,8 @@ def check_chain(root: Path, stream: str, path: Path) -> list:
         file = root / "record" / entry["file"]
         if not file.is_file():
             continue
+        if sha256(file) != entry["sha256"]:  # before it is read: a spoiled file is named, not a damaged bundle
+            raise Failed(f"record/{entry['file']}: not the file the chain names")
         said = json.loads(record_lines(file)[0]).get("stream")
         expected = said if expected is ... else expected
         if said != expected:
@@ -118,6 +125,23 @@ def check_chain(root: Path, stream: str, path: Path) -> list:
     if chain and not (root / "record" / chain[-1]["file"]).is_file():
         raise Failed(f"record/{chain[-1]['file']}: the head of the chain is missing")
     return chain
+
+
+def check_periods(bundle: dict, chains: dict) -> int:
+    """Check each stream's later periods continue the last file of the period before; return the periods."""
+    found = bundle.get("periods") or {}
+    for stream, folders in found.items():
+        chain = chains.get(stream, [])
+        for before, later in zip(folders, folders[1:]):
+            where = f"rows.json: {'stream ' + stream + ': ' if len(found) > 1 else ''}record period {later['period']}"
+            link = later.get("continues")
+            if not link:
+                raise Failed(f"{where} ({later['folder']}) continues no earlier one")
+            last = [e for e in chain if e.get("period") == before["period"]][-1:]
+            if not last or (last[0]["file"], last[0]["sha256"]) != (link["file"], link["sha256"]):
+                raise Failed(f"{where} ({later['folder']}) continues from {link['file']}, but the chain's "
+                             f"period {before['period']} ends at {last[0]['file'] if last else 'no file'}")
+    return max((len(f) for f in found.values()), default=0)
 
 
 def record_lines(path: Path) -> list:
@@ -266,6 +290,9 @@ def main(folder: str = ".") -> int:
         for stream, chain in chains.items():
             print(f"OK  {named(several, stream, '')}chain of {len(chain)} export files to the head "
                   f"{chain[-1]['file'] if chain else '-'}")
+        spanned = check_periods(bundle, chains)
+        if spanned:
+            print(f"OK  the chain runs on across {spanned} record periods")
         print(f"OK  {check_rows(root, bundle)} rows are the record's lines")
         print(f"OK  {check_warc(root, bundle)} WARC records are the responses the ledger names")
         print(f"OK  signatures: {per_stream(chains, lambda c: check_signatures(root, c))}")
