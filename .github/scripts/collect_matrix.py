@@ -39,17 +39,24 @@ def matrix(shards: int, runner: str, bd_runner: str) -> dict:
     return {"include": jobs}
 
 
-def main() -> int:
+def variables() -> tuple[int, str, str] | None:
+    """Return (shards, runner, bd_runner) from the environment, or None after printing why they are wrong."""
     shards = (os.environ.get("SHARDS") or "1").strip()
     bd_runner = (os.environ.get("BD_RUNNER") or "").strip()
     if not re.fullmatch(r"[1-9][0-9]?", shards):
         print(f"::error::TAKEDOWNWATCH_SHARDS is {shards!r}: a whole number from 1 to 99", file=sys.stderr)
-        return 1
+        return None
     if bd_runner and not re.fullmatch(r"[A-Za-z0-9_.-]+", bd_runner):
         print(f"::error::TAKEDOWNWATCH_BD_RUNNER is {bd_runner!r}: one runner label", file=sys.stderr)
+        return None
+    return int(shards), (os.environ.get("RUNNER") or "ubuntu-24.04").strip(), bd_runner
+
+
+def main() -> int:
+    given = variables()
+    if given is None:
         return 1
-    found = matrix(int(shards), (os.environ.get("RUNNER") or "ubuntu-24.04").strip(), bd_runner)
-    print("matrix=" + json.dumps(found, separators=(",", ":")))
+    print("matrix=" + json.dumps(matrix(*given), separators=(",", ":")))
     return 0
 
 

@@ -12,11 +12,9 @@ its workflow restores (`db`), its concurrency group and the runner it runs on.
 from __future__ import annotations
 
 import json
-import os
-import re
 import sys
 
-from collect_matrix import matrix
+from collect_matrix import matrix, variables
 
 COLLECT_DB = "data/takedownwatch.db"  # collect.yml's working database (archive.yml's follows every stream: none here)
 # (stream, its workflow's database path, needs a second vantage): keep in step with those workflows.
@@ -34,16 +32,10 @@ def jobs(shards: int, runner: str, bd_runner: str) -> dict:
 
 
 def main() -> int:
-    shards = (os.environ.get("SHARDS") or "1").strip()
-    bd_runner = (os.environ.get("BD_RUNNER") or "").strip()
-    if not re.fullmatch(r"[1-9][0-9]?", shards):
-        print(f"::error::TAKEDOWNWATCH_SHARDS is {shards!r}: a whole number from 1 to 99", file=sys.stderr)
+    given = variables()  # the collect matrix's repository variables, checked as collect_matrix.py checks them
+    if given is None:
         return 1
-    if bd_runner and not re.fullmatch(r"[A-Za-z0-9_.-]+", bd_runner):
-        print(f"::error::TAKEDOWNWATCH_BD_RUNNER is {bd_runner!r}: one runner label", file=sys.stderr)
-        return 1
-    found = jobs(int(shards), (os.environ.get("RUNNER") or "ubuntu-24.04").strip(), bd_runner)
-    print("matrix=" + json.dumps(found, separators=(",", ":")))
+    print("matrix=" + json.dumps(jobs(*given), separators=(",", ":")))
     return 0
 
 

@@ -15,7 +15,7 @@ are the ones it always had). Integer ranges rather than text ids: every
 reference in the record (foreign keys, request chains, evidence JSON, the
 $same references of the file format) stays the integer it is, so a stream's
 files, a stream's database and today's record are read by the same code, and
-an id still says which stream wrote it (`stream_of_id`). The database of a
+an id still says which stream wrote it (`in_range`). The database of a
 stream records its name (table export_stream); `next_id` allocates from it.
 """
 
