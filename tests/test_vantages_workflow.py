@@ -12,9 +12,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from collector.record import streams
-from testing import replica
-from testing.farm import Reply
-from tests.collect.test_compare_vantages import NOW, ROOT, STREAMS, ok
+from testing import vantage_farm
+from tests.collect.test_compare_vantages import NOW, ROOT, ok
 from tests.test_workflows import WORKFLOWS, load, steps
 
 WORKFLOW = WORKFLOWS / "vantages.yml"
@@ -91,41 +90,13 @@ def test_it_runs_at_a_minute_of_its_own_and_its_stream_has_a_range_of_its_own():
 
 def _farm(farm, tmp_path, blocked: set[str]) -> Path:
     """One site answering by the client's source address: 127.0.0.3 gets a block page for the paths in blocked."""
-    host = farm.add()
-    page = replica.article_page()
-
-    def by_source(handler):
-        if handler.client_address[0] == "127.0.0.3" and handler.path.split("?")[0] in blocked:
-            return Reply(403, b"<html><body><h1>Access denied</h1><p>Not available in your region.</p></body></html>")
-        return Reply(200, page)
-
-    articles = [host.url(p) for p in ("/news/open", "/news/blocked")]
-    host.routes.update({
-        "/robots.txt": replica.robots([host.url("/news.xml")]),
-        "/news.xml": Reply(200, replica.news_sitemap([(a, NOW) for a in articles]), content_type="application/xml"),
-        "/news/*": by_source,
-    })
-    registry = tmp_path / "outlets.toml"
-    registry.write_text(replica.registry_toml({"one": host}), encoding="utf-8")
+    _, registry = vantage_farm.site_by_source_address(farm, tmp_path, ("/news/open", "/news/blocked"), NOW,
+                                               blocked=lambda path: path in blocked)
     return registry
 
 
 def _collect(tmp_path, registry: Path, record: Path, at) -> None:
-    """Both vantages' collect jobs at one time: each its own source address, stream, database and export."""
-    runs = []
-    for name, (vantage, slot, source) in STREAMS.items():
-        runs.append(subprocess.Popen(
-            [sys.executable, "-m", "collector", "run", "--db", str(tmp_path / f"{name}.db"),
-             "--warc-dir", str(tmp_path / f"warc-{name}"), "--outlets", str(registry), "--vantage", vantage,
-             "--vantage-slot", slot, "--source-address", source, "--stream", name,
-             "--now", at.isoformat(), "--min-interval", "0.05"],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-    for run in runs:
-        out, _ = run.communicate(timeout=120)
-        assert run.returncode == 0, out.decode()
-    for name in STREAMS:
-        ok("export", "new", "--db", str(tmp_path / f"{name}.db"), "--out", str(streams.folder(record, name)),
-           "--warc-dir", str(tmp_path / f"warc-{name}"))
+    vantage_farm.collect_both_vantages(tmp_path, registry, record, at)
 
 
 def _differences(db: Path) -> list[tuple]:

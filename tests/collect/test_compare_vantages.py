@@ -24,13 +24,12 @@ from collector.record import export, streams
 from collector.record.fileformat import ExportError
 from collector.record.merge import rebuild_record
 from collector.record.store import Store
-from testing import replica
-from testing.farm import Reply
+from testing import replica, vantage_farm
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = replica.FEED_SNAPSHOT_TIME
 OTHER_PAGE = "synthetic-prothomalo-8fdqj2xuxp-zwnj-nfd-time.html"
-STREAMS = {"inside-1of1": ("inside", "1/2", "127.0.0.2"), "outside-1of1": ("outside", "2/2", "127.0.0.3")}
+STREAMS = vantage_farm.STREAMS
 
 
 def invoke(*args: str):
@@ -45,45 +44,15 @@ def ok(*args: str) -> str:
 
 
 def _farm_answering_by_source_address(farm, tmp_path) -> Path:
-    host = farm.add()
-    page, other = replica.article_page(), replica.article_page(OTHER_PAGE)
-
-    def by_source(handler):
-        outside = handler.client_address[0] == "127.0.0.3"
-        path = handler.path.split("?")[0]
-        if outside and path.startswith("/news/blocked"):
-            return Reply(403, b"<html><body><h1>Access denied</h1><p>Not available in your region.</p></body></html>")
-        if outside and path.startswith("/news/edited"):
-            return Reply(200, other)
-        return Reply(200, page)
-
-    articles = [host.url(p) for p in ("/news/open", "/news/blocked", "/news/edited")]
-    host.routes.update({
-        "/robots.txt": replica.robots([host.url("/news.xml")]),
-        "/news.xml": Reply(200, replica.news_sitemap([(a, NOW) for a in articles]), content_type="application/xml"),
-        "/news/*": by_source,
-    })
-    registry = tmp_path / "outlets.toml"
-    registry.write_text(replica.registry_toml({"one": host}), encoding="utf-8")
+    _, registry = vantage_farm.site_by_source_address(
+        farm, tmp_path, ("/news/open", "/news/blocked", "/news/edited"), NOW,
+        blocked=lambda path: path.startswith("/news/blocked"), edited=lambda path: path.startswith("/news/edited"),
+        other_page=OTHER_PAGE)
     return registry
 
 
 def _collect_two_vantages_at_once(tmp_path, registry: Path, record: Path) -> None:
-    """Two collector processes, each its own vantage, source address, stream and working database."""
-    runs = []
-    for name, (vantage, slot, source) in STREAMS.items():
-        runs.append(subprocess.Popen(
-            [sys.executable, "-m", "collector", "run", "--db", str(tmp_path / f"{name}.db"),
-             "--warc-dir", str(tmp_path / f"warc-{name}"), "--outlets", str(registry), "--vantage", vantage,
-             "--vantage-slot", slot, "--source-address", source, "--stream", name,
-             "--now", NOW.isoformat(), "--min-interval", "0.05"],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-    for run in runs:
-        out, _ = run.communicate(timeout=120)
-        assert run.returncode == 0, out.decode()
-    for name in STREAMS:  # each job exports its own stream
-        ok("export", "new", "--db", str(tmp_path / f"{name}.db"), "--out", str(streams.folder(record, name)),
-           "--warc-dir", str(tmp_path / f"warc-{name}"))
+    vantage_farm.collect_both_vantages(tmp_path, registry, record, NOW)
 
 
 def _rows(db: Path) -> list[sqlite3.Row]:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from collector.cli.main import cli
 from collector.collect.vantages import Answer, differences
-from testing import replica
+from testing import replica, vantage_farm
 from testing.farm import Reply
 
 NOW = replica.FEED_SNAPSHOT_TIME
@@ -39,26 +39,10 @@ def test_the_kinds_of_difference():
 
 
 def test_a_farm_that_answers_by_source_address(farm, tmp_path):
-    host = farm.add()
-    page, other = replica.article_page(), replica.article_page(OTHER_PAGE)
-
-    def by_source(handler):
-        outside = handler.client_address[0] == "127.0.0.3"
-        path = handler.path.split("?")[0]
-        if outside and path.startswith("/news/blocked"):
-            return Reply(403, b"<html><body><h1>Access denied</h1><p>Not available in your region.</p></body></html>")
-        if outside and path.startswith("/news/edited"):
-            return Reply(200, other)
-        return Reply(200, page)
-
-    articles = [host.url(p) for p in ("/news/open", "/news/blocked", "/news/edited")]
-    host.routes.update({
-        "/robots.txt": replica.robots([host.url("/news.xml")]),
-        "/news.xml": Reply(200, replica.news_sitemap([(a, NOW) for a in articles]), content_type="application/xml"),
-        "/news/*": by_source,
-    })
-    registry = tmp_path / "outlets.toml"
-    registry.write_text(replica.registry_toml({"one": host}), encoding="utf-8")
+    host, registry = vantage_farm.site_by_source_address(
+        farm, tmp_path, ("/news/open", "/news/blocked", "/news/edited"), NOW,
+        blocked=lambda path: path.startswith("/news/blocked"), edited=lambda path: path.startswith("/news/edited"),
+        other_page=OTHER_PAGE)
     db = tmp_path / "r.db"
 
     def run(vantage, source, when):
