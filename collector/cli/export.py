@@ -170,8 +170,12 @@ def follow_command(out_dirs, db, writes, lock_wait):
 @click.option("--deadline", default=None,
               help="ISO-8601 instant (with its time zone), the job's deadline: a level not expected to end "
                    "before it (the last level's time, scaled to the database's size) is left for a later job.")
+@click.option("--for-figures", "figures", is_flag=True,
+              help="Keep also every row a release still computes figures from (the months not yet in the "
+                   "published history). No job needs it: the pages job computes them from the database that "
+                   "follows every stream.")
 @lock_option
-def level_command(out_dir, db, published, now, within, deadline, lock_wait):
+def level_command(out_dir, db, published, now, within, deadline, lock_wait, figures):
     """Replace the working database by one holding only what the jobs read.
 
     The database must be level with the record (export rebuild, or rebuild
@@ -203,7 +207,7 @@ def level_command(out_dir, db, published, now, within, deadline, lock_wait):
                     click.echo(f"{db} left as it is: a level is expected to take {seconds:.0f} s, past the "
                                f"deadline {deadline}; a later job levels it")
                     return
-            done = level(db, out_dir, when, History.open(published))
+            done = level(db, out_dir, when, History.open(published), figures=figures)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -53,16 +53,16 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso, parse_instant
-from collector.collect.revisits import pending_articles
+from collector.collect import keep
+from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, compact, schema, shadows
+from collector.record import articles as identities, compact, dormant, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
-from collector.wayback.answers import PERMANENT_EXTS
 
 # Record tables copied whole (besides every state table): small, or read whole by a job.
 WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
@@ -83,7 +83,7 @@ class Levelled:
 
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
-          new_path: str | Path | None = None) -> Levelled:
+          new_path: str | Path | None = None, figures: bool = False) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
     out_dir is the record folder the database is level with (its newest
@@ -110,7 +110,8 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         if now is None:
             now = _last_run(source) or Clock().now()
         articles = pending_articles(source.conn)
-        published_from = unpublished_from(source, history) if history is not None else None
+        follow_ups = awaiting_follow_up(source.conn)
+        published_from = unpublished_from(source, history) if figures and history is not None else None
         floor = first_event(source)
         before = {t: _count(source.conn, "main", t) for t in record_tables(source.conn)}
         head = shadows.head(source.conn)
@@ -118,7 +119,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         source.close()
     recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
     since = iso(recent if published_from is None else min(recent, published_from))
-    if history is None:
+    if figures and history is None:
         since = ""  # no published history given: a release may read every period, so every row is kept
     result = Levelled(target or db_path, bytes_before=_size(db_path))
     try:
@@ -128,8 +129,9 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             conn.execute("PRAGMA foreign_keys = OFF")  # rows point at rows left out (they are in the record)
             conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
             with new.transaction():
-                _select(conn, articles, iso(recent), since)
+                held = keep.select(conn, articles, follow_ups, iso(recent), since)
                 _copy(conn, iso(recent), since)
+                _dormant(conn, held)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):
                         shadows.copy_table(conn, table)  # as exported: the state equals the record's
@@ -203,102 +205,6 @@ def _last_run(source: Store) -> datetime | None:
         return None
 
 
-def _select(conn, articles: set[int], recent: str, since: str) -> None:
-    """Fill the temporary tables of ids to keep."""
-    for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
-        # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
-        conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
-    conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
-    p = {"recent": recent, "since": since}
-    # Articles still revisited, or in the recent ledger: everything a revisit reads of them.
-    conn.execute("""INSERT OR IGNORE INTO keep_articles
-        SELECT id FROM src.articles WHERE first_seen_at >= :recent
-        UNION SELECT article_id FROM src.capture_queue WHERE state = 'pending' AND article_id IS NOT NULL
-        UNION SELECT article_id FROM src.checks WHERE performed_at >= :recent
-        UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :recent
-        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent
-        UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
-           AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
-        days=settings.COMPARISON_RETRY_DAYS))})
-    # Articles first captured in a month a release still reads: what their figures are made of.
-    conn.execute("""INSERT OR IGNORE INTO keep_figures
-        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since""", p)
-    conn.execute("""INSERT OR IGNORE INTO keep_snapshots
-        SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
-         WHERE s.purpose = 'capture'
-        UNION SELECT s.id FROM src.snapshot_rows s JOIN keep_figures k ON k.id = s.article_id
-         WHERE s.purpose = 'capture'
-        UNION SELECT (SELECT s.id FROM src.snapshot_rows s WHERE s.article_id = k.id
-                       ORDER BY s.captured_at DESC, s.id DESC LIMIT 1) FROM keep_articles k
-        UNION SELECT id FROM src.snapshot_rows WHERE captured_at >= :recent
-        UNION SELECT c.snapshot_before FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
-        UNION SELECT c.snapshot_after FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
-        UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :recent
-        UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
-          WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
-                                          OR s.article_id IN (SELECT id FROM keep_figures))
-        UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
-            SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
-               AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
-    # Submissions: the recent ledger's; every attempt at a kept snapshot not yet settled (the archive job counts
-    # them: wayback/history.py); of a settled one, the answer that settled it and its first confirmed copy
-    # (what candidates() and the figures' archived_at read).
-    settled = (f"((a.status = 'success' AND a.timestamp IS NOT NULL) OR (a.status = 'error' AND a.status_ext IN "
-               f"({', '.join(repr(e) for e in PERMANENT_EXTS)})))")
-    conn.execute(f"""INSERT OR IGNORE INTO keep_submissions
-        SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
-        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
-         WHERE NOT EXISTS (SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = k.id AND {settled})
-        UNION SELECT MIN(a.id) FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
-         WHERE {settled} GROUP BY a.snapshot_id
-        UNION SELECT (SELECT a.id FROM src.archive_submissions a WHERE a.snapshot_id = k.id
-                        AND a.status = 'success' AND a.timestamp IS NOT NULL
-                       ORDER BY julianday(a.recorded_at), a.id LIMIT 1) FROM keep_snapshots k""", p)
-    conn.execute("""INSERT OR IGNORE INTO keep_checks
-        SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
-        UNION SELECT id FROM src.checks WHERE performed_at >= :recent
-        UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
-            SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
-             WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
-    # Listings: the figures' months, the latest of each source (an export's base), each article's first.
-    conn.execute("""INSERT OR IGNORE INTO keep_listings
-        SELECT id FROM src.listings WHERE fetched_at >= :since
-        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url
-        UNION SELECT (SELECT i.listing_id FROM src.listing_entry_values v
-                        JOIN src.listing_items i ON i.value_id = v.id JOIN src.listings f ON f.id = i.listing_id
-                       WHERE v.url_key = k.url_key ORDER BY julianday(f.fetched_at), f.id LIMIT 1)
-          FROM (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
-                UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k ON k.id = u.article_id) AS k
-        """, p)  # each address's first listing, as the capture_delays view finds it
-    conn.execute("""INSERT OR IGNORE INTO keep_listings
-        SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
-         WHERE l.entries_of IS NOT NULL""")
-    conn.execute("""INSERT OR IGNORE INTO keep_requests
-        SELECT id FROM src.requests WHERE started_at >= :since
-        UNION SELECT l.request_id FROM src.listings l JOIN keep_listings k ON k.id = l.id
-         WHERE l.request_id IS NOT NULL
-        UNION SELECT a.request_id FROM src.archive_submissions a JOIN keep_submissions k ON k.id = a.id
-         WHERE a.request_id IS NOT NULL""", p)
-    conn.execute("""INSERT OR IGNORE INTO keep_runs
-        SELECT id FROM src.runs WHERE started_at >= :since
-        UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
-    # Article identities: of every article a job may read (revisited, a figure's, first seen or queued in a month
-    # a release reads, with a snapshot or an event kept); every other address is known by its key's digest.
-    conn.execute("CREATE TEMP TABLE keep_identities (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
-    conn.execute("""INSERT OR IGNORE INTO keep_identities
-        SELECT id FROM keep_articles UNION SELECT id FROM keep_figures
-        UNION SELECT id FROM src.articles WHERE first_seen_at >= :since
-        UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
-           AND (state = 'pending' OR queued_at >= :since)
-        UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
-        UNION SELECT article_id FROM src.events""", p)
-    for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
-                        ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
-        storage = schema.VIEW_ROWS.get(table, table)
-        conn.execute(f"INSERT OR IGNORE INTO keep_{keep} SELECT MAX(id) FROM src.{storage} "
-                     f"WHERE id IS NOT NULL")  # the boundary row an export continues from
-
-
 # Appended tables kept by rule: table -> the WHERE clause over the source's rows.
 _RULES = {
     "runs": "id IN (SELECT id FROM keep_runs)",
@@ -346,7 +252,7 @@ def _copy(conn, recent: str, since: str) -> None:
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
                                       f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
-    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS}):
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS, dormant.TABLE}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
@@ -374,6 +280,23 @@ def _texts(conn, recent: str) -> None:
         "AND text_id NOT IN (SELECT id FROM main.snapshot_texts)")]
     compact.compact(conn, held)
     conn.execute("DROP TABLE temp.whole_texts")
+
+
+def _dormant(conn, held: list[int]) -> None:
+    """Write main's dormant rows: the quiet articles' (made afresh where src holds rows of them, else copied),
+    and the dormant rows of the articles kept awake (what they were checked at, their first capture)."""
+    if dormant.exists(conn, "src"):
+        conn.execute("CREATE TEMP TABLE dormant_held (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+        conn.executemany("INSERT INTO dormant_held VALUES (?)", [(a,) for a in held])
+        conn.execute(f"""INSERT INTO main.{dormant.TABLE} SELECT d.* FROM src.{dormant.TABLE} d
+            WHERE d.article_id IN (SELECT id FROM keep_articles) OR (d.article_id IN (SELECT id FROM dormant_held)
+              AND NOT EXISTS (SELECT 1 FROM src.articles a WHERE a.id = d.article_id)
+              AND NOT EXISTS (SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = d.article_id)
+              AND NOT EXISTS (SELECT 1 FROM src.checks c WHERE c.article_id = d.article_id))""")
+        held = [a for a in held if not conn.execute(f"SELECT 1 FROM main.{dormant.TABLE} WHERE article_id = ?",
+                                                    (a,)).fetchone()]
+        conn.execute("DROP TABLE temp.dormant_held")
+    dormant.make(conn, held)
 
 
 def _known_keys(conn) -> None:

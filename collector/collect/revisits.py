@@ -35,27 +35,21 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
 from collector.collect import changes, events
 from collector import settings
 from collector.collect.ahead import fetched_ahead
 from collector.collect.capture import snapshot_from
+from collector.collect.outcomes import classify, known_keys
 from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
-from collector.parse.decoding import is_html
-from collector.parse.extract import extract
 from collector.net.fetcher import Response
+from collector.record import dormant
 from collector.record.store import Store
-from collector.record.articles import article_key
 from collector.record.streams import next_id
 
 OUTCOMES = ("present", "absent", "inconclusive")
-ABSENT_RESULTS = ("not_found", "gone")
-# 451 Unavailable For Legal Reasons (RFC 7725): the server itself says the
-# article is withheld. That is an answer about the article, not a failed request.
-ABSENT_STATUSES = (451,)
 # Results that say the host, not the article, is failing. After
 # settings.RECHECK_HOST_DOWN_AFTER of them in a row, the outlet's remaining
 # checks wait for the next run rather than spend minutes each on retries.
@@ -117,14 +111,17 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
     WITH slots(slot, hours) AS (VALUES {_pairs("s", len(slots))}),
          follow(label, hours) AS (VALUES {_pairs("f", len(follow))}),
          retry(try, hours) AS (VALUES {_pairs("r", len(retry))}),
-         first AS (SELECT article_id, MIN(captured_at) AS since FROM snapshots
-                   WHERE purpose = 'capture' GROUP BY article_id),
+         first AS (SELECT article_id, MIN(since) AS since FROM (
+                     SELECT article_id, captured_at AS since FROM snapshots WHERE purpose = 'capture'
+                     UNION ALL SELECT article_id, since FROM {dormant.TABLE}) GROUP BY article_id),
          pending AS (
            SELECT f.article_id, s.slot, NULL AS follows, NULL AS retry_of, 1 AS try, f.since, s.hours,
                   0 AS early
            FROM first f CROSS JOIN slots s
            WHERE julianday(f.since) + s.hours / 24.0 <= julianday(:until)
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = f.article_id AND c.slot = s.slot)
+             AND NOT EXISTS (SELECT 1 FROM {dormant.TABLE} d WHERE d.article_id = f.article_id
+                             AND instr(d.slots, ',' || s.slot || ',') > 0)
            UNION ALL
            SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, NULL, 1, o.performed_at,
                   h.hours, 1
@@ -139,10 +136,11 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
            FROM checks o JOIN retry r ON r.try = o.try_number
            WHERE {_retried()} AND julianday(o.performed_at) + r.hours / 24.0 - :slack <= julianday(:until)
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = o.article_id AND c.slot = {_NEXT_TRY}))
-    SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early, a.outlet_id, a.url,
-           julianday(p.since) + p.hours / 24.0 AS due_day
-    FROM pending p JOIN articles a ON a.id = p.article_id
-    WHERE :outlets IS NULL OR a.outlet_id IN (SELECT value FROM json_each(:outlets))"""
+    SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early,
+           COALESCE(a.outlet_id, d.outlet_id) AS outlet_id, a.url, julianday(p.since) + p.hours / 24.0 AS due_day
+    FROM pending p LEFT JOIN articles a ON a.id = p.article_id LEFT JOIN {dormant.TABLE} d ON d.article_id = p.article_id
+    WHERE (a.id IS NOT NULL OR d.article_id IS NOT NULL)
+      AND (:outlets IS NULL OR COALESCE(a.outlet_id, d.outlet_id) IN (SELECT value FROM json_each(:outlets)))"""
     names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow), ("r", retry))
              for n in range(len(rows)) for col in "ab"]
     values = [v for row in slots + follow + retry for v in row]
@@ -163,7 +161,8 @@ def _due(store: Store, row) -> DueCheck:
             need = parse_instant(opened) + timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
             if due_at >= need:
                 ready_at = max(ready_at, need)
-    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"],
+    url = row["url"] or dormant.url_of(store.conn, row["article_id"])  # a dormant article's: record/dormant.py
+    return DueCheck(row["article_id"], row["outlet_id"], url, row["slot"], due_at, row["follows"],
                     row["retry_of"], row["try"], ready_at)
 
 
@@ -188,79 +187,19 @@ def pending_articles(conn) -> set[int]:
     return {row[0] for row in conn.execute(f"SELECT DISTINCT p.article_id FROM ({sql}) AS p", params)}
 
 
+def awaiting_follow_up(conn) -> set[int]:
+    """Return the ids of the articles owed a follow-up of an absence or a new try of a failed check."""
+    sql, params = _pending_sql()
+    return {row[0] for row in conn.execute(
+        f"SELECT DISTINCT p.article_id FROM ({sql}) AS p WHERE p.follows IS NOT NULL OR p.retry_of IS NOT NULL",
+        params)}
+
+
 def next_due_at(store: Store) -> datetime | None:
     """Return when the earliest check not yet performed falls due, or None when none is scheduled."""
     sql, params = _pending_sql()
     row = store.one(f"{sql} ORDER BY due_day LIMIT 1", params)
     return None if row is None else _due(store, row).due_at
-
-
-# -- outcome ------------------------------------------------------------------
-
-def _path_segments(url: str) -> list[str]:
-    """Return the non-empty path segments of url's comparison form."""
-    return [s for s in urlsplit(article_key(url)).path.split("/") if s]
-
-
-def _is_site_root(url: str) -> bool:
-    """Return True for an address whose path is '/' (or empty) with no query but tracking."""
-    return not _path_segments(url) and not urlsplit(article_key(url)).query
-
-
-def known_keys(conn, article_id: int) -> set[str]:
-    """Return the comparison keys of every address recorded for the article."""
-    rows = conn.execute("SELECT url_key FROM article_urls WHERE article_id = ? "
-                        "UNION SELECT url_key FROM articles WHERE id = ?", (article_id, article_id))
-    return {row[0] for row in rows}
-
-
-def front_page_reason(requested: str, response: Response, known: set[str]) -> str | None:
-    """Return why a redirected fetch ended on a page that is not the article, or None when it is.
-
-    Only a fetch that was redirected to an address not recorded for the article
-    qualifies. It then ended on a front when: the final path is '/' with no
-    query; or the final path is a leading part of the article's own path (its
-    section front); or the final page names a site root as its canonical
-    address; or the final path is one segment with no query and the page
-    states no publication date (a section such as /sports, or a /404 page).
-    A redirect to any other address is an article that moved: present.
-    """
-    final = response.final_url
-    if final == requested or article_key(final) in known:
-        return None
-    segments, wanted = _path_segments(final), _path_segments(requested)
-    query = urlsplit(article_key(final)).query
-    if not segments and not query:
-        return "the site's root"
-    if segments and len(segments) < len(wanted) and wanted[:len(segments)] == segments:
-        return "a section front above the article's address"
-    page = extract(response.body, response.content_type, final)
-    if page.canonical_url and _is_site_root(page.canonical_url):
-        return f"the page names a site root as its canonical address ({page.canonical_url})"
-    if len(segments) == 1 and not query and page.published_raw is None:
-        return "an undated page one path segment deep"
-    return None
-
-
-def _failure(response: Response) -> str:
-    """Return a one-line description of a failed fetch."""
-    text = response.result + (f" ({response.status})" if response.status else "")
-    return text + (f": {response.detail}" if response.detail else "")
-
-
-def classify(response: Response, requested: str, known: set[str]) -> tuple[str, str | None]:
-    """Return (outcome, detail) for a check's response: present, absent or inconclusive."""
-    if response.result in ABSENT_RESULTS or (
-            response.result == "http_error" and response.status in ABSENT_STATUSES):
-        return "absent", f"{_failure(response)} at {response.final_url}"
-    if response.result != "ok":
-        return "inconclusive", _failure(response)
-    if not is_html(response.content_type, response.body):
-        return "inconclusive", f"not HTML ({response.content_type or 'no content type'})"
-    front = front_page_reason(requested, response, known)
-    if front:
-        return "absent", f"redirected to {response.final_url}: {front}"
-    return "present", None
 
 
 # -- performing ---------------------------------------------------------------
@@ -345,6 +284,23 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
     return tally
 
 
+def wake(store: Store, article_ids: list[int]) -> int:
+    """Return how many dormant articles of these were woken: their rows put back before they are revisited.
+
+    A levelled working database holds a quiet article as one compact row
+    (collector/record/dormant.py); its rows point at runs and requests left
+    out (they are in the record), so they go back with foreign keys off.
+    """
+    if not article_ids or not dormant.exists(store.conn):
+        return 0
+    store.conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        with store.transaction() as conn:
+            return dormant.wake(conn, article_ids)
+    finally:
+        store.conn.execute("PRAGMA foreign_keys = ON")
+
+
 def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collection[str] | None = None) -> dict:
     """Return a summary (due, performed, left, outcomes, events) after performing the checks due now.
 
@@ -361,6 +317,7 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
     due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN, outlets)
     # Counting everything due costs a second pass; only needed when the budget cut the list.
     backlog = count_due(ctx.store, now, outlets) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
+    wake(ctx.store, [d.article_id for d in due])
     by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
     tally: Counter = Counter()
     for item in due:

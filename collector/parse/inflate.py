@@ -1,7 +1,7 @@
 """Compressed bytes inflated within a cap: the one bounded inflate of the project.
 
-Used for a response's Content-Encoding (collector/net/wire.py) and for a
-gzipped sitemap (collector/parse/listings.py). Output is produced a chunk at a
+Used for a response's Content-Encoding (collector/net/wire.py), for a
+gzipped sitemap (collector/parse/listings.py) and for a dormant article's rows. Output is produced a chunk at a
 time and never allowed past the cap, so a gzip bomb costs at most the cap in
 memory. Concatenated gzip members are one stream (RFC 1952 2.2) and zero
 padding after the last is ignored; a stream that ends early is an error.
@@ -27,12 +27,16 @@ class TooLarge(InflateError):
     """The inflated bytes would pass the cap."""
 
 
-def inflate(data: bytes, max_bytes: int, wbits: int = GZIP) -> bytes:
-    """Return data inflated; raise TooLarge past max_bytes, InflateError for a damaged or cut stream."""
+def inflate(data: bytes, max_bytes: int, wbits: int = GZIP, zdict: bytes | None = None) -> bytes:
+    """Return data inflated; raise TooLarge past max_bytes, InflateError for a damaged or cut stream.
+
+    `zdict`: the preset dictionary a zlib stream was compressed with (a dormant
+    article's rows: collector/record/dormant.py).
+    """
     out = bytearray()
     pending = data
     while pending:
-        inflater = zlib.decompressobj(wbits)
+        inflater = zlib.decompressobj(wbits, zdict=zdict) if zdict else zlib.decompressobj(wbits)
         fed = 0
         try:
             while fed < len(pending) and not inflater.eof:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from collector.record import compact, shadows
+from collector.record import compact, dormant, shadows
 from collector.record.export import check_continues
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_entries,
@@ -174,6 +174,8 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
             pending.clear()
 
     held = compact.exists(conn)  # a levelled working database: some texts are held as digests only
+    asleep = dormant.exists(conn) and conn.execute(f"SELECT 1 FROM {dormant.TABLE} LIMIT 1").fetchone() is not None
+    woken: set[int] = set()
     boundary = read_header(path).get("through", {}).get("snapshots") if held else None
     for line in read_lines(path, text):
         if is_listing(line):
@@ -183,6 +185,10 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
             continue
         table, upsert, row = row_of(line)
         cols = tuple(row)
+        if asleep and isinstance(row.get("article_id"), int) and row["article_id"] not in woken:
+            flush()  # a dormant article's rows back first: the line may repeat its latest snapshot's or check's values
+            woken.add(row["article_id"])
+            dormant.wake(conn, [row["article_id"]])
         if any(repeated_id(v) is not None for v in row.values()):
             flush()
             if held and table == "snapshots" and row.get("id") == boundary:

@@ -8,6 +8,7 @@ kept apart and may change.
 
 from __future__ import annotations
 
+from collector.record.dormant_table import V15
 from collector.record.triggers import append_only_triggers
 from collector.record.ledger_schema import V9
 from collector.record.streams import V13, V14
@@ -394,4 +395,5 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # (collector/record/unattended.py). 12: every article's capture delay, a view (views.py).
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
 # 14: a database that follows every stream, how far it has read each (collector/record/follow.py).
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14)
+# 15: a levelled working database's dormant articles, one row each (collector/record/dormant.py).
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15)

@@ -179,7 +179,7 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
     later = NOW + timedelta(days=9)
     working = tmp_path / "working.db"
     copy(full, working)
-    done = level(working, folder, later, History.open(published))
+    done = level(working, folder, later, History.open(published), figures=True)  # export level --for-figures
     assert done.left_out.get("requests", 0) > 0  # October's requests: the published weeks', in the record
     assert done.left_out.get("capture_queue", 0) > 0  # and October's finished queue rows
     rebuilt = tmp_path / "rebuilt.db"

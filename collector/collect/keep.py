@@ -1,0 +1,153 @@
+"""Which rows a level keeps: the temporary tables of ids that collector/collect/level.py copies.
+
+Every rule moves forward in time only (an article leaves its revisit window
+for good, the recent ledger and the unpublished months only advance), so a
+level run every hour and one run once a day keep the same rows.
+
+An article still inside its revisit window is kept one of two ways. A *quiet*
+one (`quiet`: every check it is owed is a regular slot, none of its rows is in
+the recent ledger, its last check that said anything said present, no capture
+of it awaits the archive job, no comparison of it is retried) is held as one
+dormant row (collector/record/dormant.py) and none of its rows is copied; the
+others keep every row a revisit reads.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from collector import settings
+from collector.clock import iso, parse_instant
+from collector.record import dormant, schema
+from collector.wayback.answers import PERMANENT_EXTS
+
+def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str) -> list[int]:
+    """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
+
+    `articles` are those with a check still owed (collect/revisits.py
+    pending_articles), `follow_ups` those owed a follow-up or a retry.
+    """
+    for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
+        # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
+        conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
+    p = {"recent": recent, "since": since}
+    # Articles in the recent ledger: everything a revisit reads of them.
+    conn.execute("CREATE TEMP TABLE keep_recent (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("""INSERT OR IGNORE INTO keep_recent
+        SELECT id FROM src.articles WHERE first_seen_at >= :recent
+        UNION SELECT article_id FROM src.capture_queue WHERE state = 'pending' AND article_id IS NOT NULL
+        UNION SELECT article_id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :recent
+        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
+           AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
+        days=settings.COMPARISON_RETRY_DAYS))})
+    held = quiet(conn, follow_ups)
+    conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
+    # Articles first captured in a month a release still reads: what their figures are made of.
+    conn.execute("""INSERT OR IGNORE INTO keep_figures
+        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_snapshots
+        SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
+         WHERE s.purpose = 'capture'
+        UNION SELECT s.id FROM src.snapshot_rows s JOIN keep_figures k ON k.id = s.article_id
+         WHERE s.purpose = 'capture'
+        UNION SELECT (SELECT s.id FROM src.snapshot_rows s WHERE s.article_id = k.id
+                       ORDER BY s.captured_at DESC, s.id DESC LIMIT 1) FROM keep_articles k
+        UNION SELECT id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT c.snapshot_before FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT c.snapshot_after FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :recent
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
+          WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
+                                          OR s.article_id IN (SELECT id FROM keep_figures))
+        UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
+            SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
+               AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
+    # Submissions: the recent ledger's; every attempt at a kept snapshot not yet settled (the archive job counts
+    # them: wayback/history.py); of a settled one, the answer that settled it and its first confirmed copy
+    # (what candidates() and the figures' archived_at read).
+    settled = (f"((a.status = 'success' AND a.timestamp IS NOT NULL) OR (a.status = 'error' AND a.status_ext IN "
+               f"({', '.join(repr(e) for e in PERMANENT_EXTS)})))")
+    conn.execute(f"""INSERT OR IGNORE INTO keep_submissions
+        SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
+        UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
+         WHERE NOT EXISTS (SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = k.id AND {settled})
+        UNION SELECT MIN(a.id) FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
+         WHERE {settled} GROUP BY a.snapshot_id
+        UNION SELECT (SELECT a.id FROM src.archive_submissions a WHERE a.snapshot_id = k.id
+                        AND a.status = 'success' AND a.timestamp IS NOT NULL
+                       ORDER BY julianday(a.recorded_at), a.id LIMIT 1) FROM keep_snapshots k""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_checks
+        SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
+        UNION SELECT id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
+            SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
+             WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
+    # Listings: the figures' months, the latest of each source (an export's base), each article's first.
+    conn.execute("""INSERT OR IGNORE INTO keep_listings
+        SELECT id FROM src.listings WHERE fetched_at >= :since
+        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url
+        UNION SELECT (SELECT i.listing_id FROM src.listing_entry_values v
+                        JOIN src.listing_items i ON i.value_id = v.id JOIN src.listings f ON f.id = i.listing_id
+                       WHERE v.url_key = k.url_key ORDER BY julianday(f.fetched_at), f.id LIMIT 1)
+          FROM (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
+                UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k ON k.id = u.article_id) AS k
+        """, p)  # each address's first listing, as the capture_delays view finds it
+    conn.execute("""INSERT OR IGNORE INTO keep_listings
+        SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
+         WHERE l.entries_of IS NOT NULL""")
+    conn.execute("""INSERT OR IGNORE INTO keep_requests
+        SELECT id FROM src.requests WHERE started_at >= :since
+        UNION SELECT l.request_id FROM src.listings l JOIN keep_listings k ON k.id = l.id
+         WHERE l.request_id IS NOT NULL
+        UNION SELECT a.request_id FROM src.archive_submissions a JOIN keep_submissions k ON k.id = a.id
+         WHERE a.request_id IS NOT NULL""", p)
+    conn.execute("""INSERT OR IGNORE INTO keep_runs
+        SELECT id FROM src.runs WHERE started_at >= :since
+        UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
+    # Article identities: of every article a job may read (revisited, a figure's, first seen or queued in a month
+    # a release reads, with a snapshot or an event kept); every other address is known by its key's digest.
+    conn.execute("CREATE TEMP TABLE keep_identities (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("""INSERT OR IGNORE INTO keep_identities
+        SELECT id FROM keep_articles UNION SELECT id FROM keep_figures
+        UNION SELECT id FROM src.articles WHERE first_seen_at >= :since
+        UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
+           AND (state = 'pending' OR queued_at >= :since)
+        UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
+        UNION SELECT article_id FROM src.events""", p)
+    for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
+                        ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
+        storage = schema.VIEW_ROWS.get(table, table)
+        conn.execute(f"INSERT OR IGNORE INTO keep_{keep} SELECT MAX(id) FROM src.{storage} "
+                     f"WHERE id IS NOT NULL")  # the boundary row an export continues from
+    return held
+
+
+def quiet(conn, follow_ups: set[int]) -> list[int]:
+    """Return the articles of keep_articles to hold as dormant rows, and take them out of keep_articles."""
+    conn.execute("CREATE TEMP TABLE keep_awake (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.executemany("INSERT OR IGNORE INTO keep_awake VALUES (?)", [(a,) for a in sorted(follow_ups)])
+    conn.execute("INSERT OR IGNORE INTO keep_awake SELECT id FROM keep_recent")
+    # Its last check that said anything said absent: an absence is open, or it is gone (events.py reads the run).
+    conn.execute("""INSERT OR IGNORE INTO keep_awake
+        SELECT article_id FROM (SELECT article_id, outcome, ROW_NUMBER() OVER (
+                 PARTITION BY article_id ORDER BY performed_at DESC, id DESC) AS n
+               FROM src.checks WHERE outcome != 'inconclusive'
+                AND article_id IN (SELECT article_id FROM src.checks WHERE outcome = 'absent'))
+         WHERE n = 1 AND outcome = 'absent'""")
+    # A capture the archive job has not seen confirmed (its queue: wayback/history.py).
+    conn.execute("""INSERT OR IGNORE INTO keep_awake
+        SELECT s.article_id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
+            SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
+               AND a.timestamp IS NOT NULL)""")
+    # Nothing to count its slots from, or no latest snapshot to compare with: kept as it is.
+    dormant_before = f"SELECT article_id FROM src.{dormant.TABLE}" if dormant.exists(conn, "src") else "SELECT NULL"
+    conn.execute(f"""INSERT OR IGNORE INTO keep_awake
+        SELECT k.id FROM keep_articles k WHERE k.id NOT IN ({dormant_before}) AND NOT EXISTS (
+            SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = k.id AND s.purpose = 'capture')""")
+    held = [r[0] for r in conn.execute("SELECT id FROM keep_articles WHERE id NOT IN (SELECT id FROM keep_awake) "
+                                       "ORDER BY id")]
+    conn.execute("DELETE FROM temp.keep_articles WHERE id NOT IN (SELECT id FROM keep_awake)")
+    return held

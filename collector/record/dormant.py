@@ -1,0 +1,235 @@
+"""Dormant articles: one compact row per article a levelled working database revisits but does not hold.
+
+An article inside its revisit window waits days or months between checks
+(settings.RECHECK_SCHEDULE_HOURS), and a working database that held its rows
+all that time (its identity and addresses, every check, its capture and its
+latest snapshot: about 10 KB an article with real addresses, 1.46 million
+articles after a year at 40 outlets) was 15 GiB after a year. `export level`
+keeps instead, for each *quiet* article (every check it is owed is a regular
+slot, none of its rows is in the recent ledger, its last check that said
+anything said present, no capture of it awaits the archive), one row of TABLE:
+
+* `since`, when its first capture was made (what its slots are counted from),
+  and `slots`, the regular slots it has been checked at (',1h,6h,24h,'):
+  collector/collect/revisits.py schedules from these as from its checks;
+* `outlet_id`, for a shard's choice of articles;
+* `rows`, compressed, the record's own rows a revisit reads, exactly as the
+  record holds them: the article, its addresses, its latest snapshot's storage
+  row (with the digests of its text, record/compact.py), and its latest check.
+
+Before a run revisits a dormant article, `wake` puts those rows back, ids
+unchanged (INSERT OR IGNORE: rows that are already in the record; the export
+continues after its last ids, so nothing is exported twice), and from then on
+the revisit reads and writes what it would in the full database: the same
+comparisons, events and export lines (an export's {"$same": id} names the
+article's latest snapshot and check, which are woken). The next level makes it
+dormant again. Nothing is guessed: a dormant article's rows are the record's,
+and the full database for browsing is still `export rebuild`'s.
+
+TABLE's name starts with the export's bookkeeping prefix: never exported.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable
+
+from collector.parse.inflate import inflate
+from collector.record import compact
+from collector.record.dormant_table import TABLE
+from collector.record.fileformat import decode_value, encode_value
+
+# The tables a dormant article's rows come from, in the order they are put back.
+PACKED = ("articles", "article_urls", "snapshot_rows", "checks")
+_FORMAT = 1  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
+# zlib's preset dictionary of format 1: the column names and the values most rows share, so a row's
+# compressed form holds little besides its own values (about 720 bytes a row against 1,230 without it,
+# bench/working_db.py). Frozen: rows packed with it are in caches.
+_SKELETON = {
+    "articles": ["id", "outlet_id", "url_key", "url", "first_seen_at", "first_seen_run"],
+    "article_urls": ["id", "article_id", "url", "url_key", "how", "listing", "recorded_at", "run_id", "snapshot_id"],
+    "snapshot_rows": ["id", "article_id", "request_id", "run_id", "purpose", "recheck", "capture", "captured_at",
+                      "status_code", 200, "final_url", "headline", "byline", "published_raw", "published_source",
+                      "meta", "published_utc", "modified_raw", "modified_source", "modified_utc", "canonical_url",
+                      "language", "bn", "encoding", "utf-8", "encoding_source", "http-header", "unmapped_paragraphs",
+                      "html_sha256", "warc_file", "warc_offset", "warc_length", "payload_digest", "sha1:",
+                      "extractor", "extractor_info", '{"charset_normalizer": "3.5.2", "extractor": '
+                      '"takedownwatch-extract/1", "htmldate": "1.11.0", "lxml": "6.1.3", "options": {"deduplicate": '
+                      'false, "favor_recall": true, "include_comments": false}, "trafilatura": "2.3.1"}', "text_id"],
+    "checks": ["id", "article_id", "slot", "follows_check_id", "due_at", "performed_at", "run_id", "url", "result",
+               "ok", "request_id", "request_chain", "snapshot_id", "outcome", "present", "opens_absence", "detail",
+               "try_number", "retry_of"],
+    "export_compact_texts": ["text_id", "sha256", "form_sha256", "normaliser"],
+    "common": ["https://www.", ".com.bd/", "T00:00:00.000000Z", ".warc.gz", "+0600", ":null,", ":0,", ":1,"],
+}
+_MAX_BYTES = 16 * 2**20  # a packed article is a few KB; more is a damaged row
+_ZDICT = json.dumps(_SKELETON, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def pack(rows: dict[str, list[dict]]) -> bytes:
+    """Return the compressed form of an article's rows (table -> rows as dicts of column values)."""
+    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in (*PACKED, compact.TABLE)}
+    packer = zlib.compressobj(9, zdict=_ZDICT)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return bytes([_FORMAT]) + packer.compress(text) + packer.flush()
+
+
+def unpack(blob: bytes) -> dict[str, list[dict]]:
+    """Return the rows pack() was given."""
+    if not blob or blob[0] != _FORMAT:
+        raise ValueError(f"a dormant article's rows are in format {blob[:1]!r}, not {_FORMAT}")
+    data = json.loads(inflate(blob[1:], _MAX_BYTES, zlib.MAX_WBITS, _ZDICT).decode("utf-8"))
+    return {t: [{k: decode_value(v) for k, v in r.items()} for r in data.get(t, [])] for t in (*PACKED, compact.TABLE)}
+
+
+def exists(conn, schema: str = "main") -> bool:
+    return conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?",
+                        (TABLE,)).fetchone() is not None
+
+
+def url_of(conn, article_id: int) -> str | None:
+    """Return the address a dormant article is revisited at (its articles row's url), or None."""
+    row = conn.execute(f"SELECT rows FROM {TABLE} WHERE article_id = ?", (article_id,)).fetchone()
+    if row is None:
+        return None
+    articles = unpack(row[0])["articles"]
+    return articles[0]["url"] if articles else None
+
+
+def wake(conn, article_ids: Iterable[int]) -> int:
+    """Put back the rows of those articles that are dormant here; return how many articles were woken.
+
+    Foreign keys must be off on `conn` (the rows point at runs and requests
+    the working database left out: they are in the record); the caller holds
+    the transaction. Idempotent: a row already here is left as it is.
+    """
+    ids = sorted(set(article_ids))
+    if not ids or not exists(conn):
+        return 0
+    woken = 0
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for (blob,) in conn.execute(f"SELECT rows FROM {TABLE} WHERE article_id IN ({marks})", chunk).fetchall():
+            rows = unpack(blob)
+            for table in PACKED:
+                for row in rows[table]:
+                    _insert(conn, table, row)
+            texts = {r["id"] for r in conn.execute(
+                "SELECT id FROM snapshot_texts WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps([r["text_id"] for r in rows[compact.TABLE]]),))}
+            digests = [r for r in rows[compact.TABLE] if r["text_id"] not in texts]
+            if digests:
+                conn.execute(compact.CREATE)
+                for row in digests:  # held as digests, as the level that made it dormant held it
+                    _insert(conn, compact.TABLE, row)
+            woken += 1
+    return woken
+
+
+def _insert(conn, table: str, row: dict) -> None:
+    names = ", ".join(f'"{c}"' for c in row)
+    conn.execute(f'INSERT OR IGNORE INTO "{table}" ({names}) VALUES ({", ".join("?" for _ in row)})',
+                 list(row.values()))
+
+
+# -- made by `export level` -----------------------------------------------------------
+
+def regular_slots(labels: Iterable[str]) -> set[str]:
+    """Return the regular slots among check slot labels ('24h'; not a retry '24h#2' nor a follow-up)."""
+    return {s for s in labels if s and "#" not in s and not s.startswith("followup:")}
+
+
+def slots_text(slots: Iterable[str]) -> str:
+    ordered = sorted(set(slots), key=lambda s: float(s[:-1]))
+    return "," + ",".join(ordered) + "," if ordered else ","
+
+
+def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
+    """Write main.TABLE's rows of these articles from src (attached): their rows there, and any row src held.
+
+    An article's rows are the newest of what src holds of it (a run woke it
+    and revisited it) and what its src row packed (what src left out).
+    Returns how many rows were written.
+    """
+    written = 0
+    has_old = exists(conn, "src")
+    held = compact.exists(conn, "src")
+    for start in range(0, len(article_ids), chunk):
+        ids = article_ids[start:start + chunk]
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS dormant_ids (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+        conn.execute("DELETE FROM temp.dormant_ids")
+        conn.executemany("INSERT INTO temp.dormant_ids VALUES (?)", [(i,) for i in ids])
+        old = {}
+        if has_old:
+            old = {r[0]: (r[1], r[2], unpack(r[3])) for r in conn.execute(
+                f"SELECT d.article_id, d.since, d.slots, d.rows FROM src.{TABLE} d JOIN temp.dormant_ids k "
+                "ON k.id = d.article_id")}
+        found: dict[str, dict[int, list[dict]]] = {t: defaultdict(list) for t in PACKED}
+        queries = {
+            "articles": "SELECT a.* FROM src.articles a JOIN temp.dormant_ids k ON k.id = a.id",
+            "article_urls": "SELECT u.* FROM src.article_urls u JOIN temp.dormant_ids k ON k.id = u.article_id "
+                            "ORDER BY u.id",
+            "snapshot_rows": "SELECT * FROM (SELECT s.*, ROW_NUMBER() OVER (PARTITION BY s.article_id "
+                             "ORDER BY s.captured_at DESC, s.id DESC) AS _n FROM src.snapshot_rows s "
+                             "JOIN temp.dormant_ids k ON k.id = s.article_id) WHERE _n = 1",
+            "checks": "SELECT * FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.article_id "
+                      "ORDER BY c.id DESC) AS _n FROM src.checks c JOIN temp.dormant_ids k "
+                      "ON k.id = c.article_id) WHERE _n = 1",
+        }
+        for table, sql in queries.items():
+            for row in conn.execute(sql):
+                row = {k: row[k] for k in row.keys() if k != "_n"}
+                found[table][row["id"] if table == "articles" else row["article_id"]].append(row)
+        slots = defaultdict(set)
+        for article_id, slot in conn.execute(
+                "SELECT c.article_id, c.slot FROM src.checks c JOIN temp.dormant_ids k ON k.id = c.article_id"):
+            slots[article_id].add(slot)
+        firsts = dict(conn.execute(
+            "SELECT s.article_id, MIN(s.captured_at) FROM src.snapshot_rows s JOIN temp.dormant_ids k "
+            "ON k.id = s.article_id WHERE s.purpose = 'capture' GROUP BY s.article_id").fetchall())
+        batch = []
+        for article_id in ids:
+            since, old_slots, packed = old.get(article_id, (None, ",", {t: [] for t in (*PACKED, compact.TABLE)}))
+            rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in PACKED}
+            if not rows["articles"] or not rows["snapshot_rows"]:
+                raise ValueError(f"article {article_id} cannot be made dormant: its identity or its latest "
+                                 "snapshot is neither in the database nor in its dormant row")
+            rows[compact.TABLE] = _digests(conn, rows["snapshot_rows"][0]["text_id"], packed[compact.TABLE], held)
+            first = min(x for x in (since, firsts.get(article_id)) if x)
+            every = regular_slots(slots[article_id]) | regular_slots(old_slots.strip(",").split(","))
+            batch.append((article_id, rows["articles"][0]["outlet_id"], first, slots_text(every), pack(rows)))
+        conn.executemany(f"INSERT INTO main.{TABLE} VALUES (?, ?, ?, ?, ?)", batch)
+        written += len(batch)
+    conn.execute("DROP TABLE IF EXISTS temp.dormant_ids")
+    return written
+
+
+def _newest(table: str, packed: list[dict], here: list[dict]) -> list[dict]:
+    """Return an article's rows of one table: what src holds over what its dormant row packed."""
+    if table in ("articles", "article_urls"):
+        merged = {r["id"]: r for r in packed} | {r["id"]: r for r in here}
+        return [merged[i] for i in sorted(merged)]
+    if table == "snapshot_rows":
+        return sorted(packed + here, key=lambda r: (r["captured_at"], r["id"]))[-1:]
+    return sorted(packed + here, key=lambda r: r["id"])[-1:]  # checks: the latest by id, as an export's $same
+
+
+def _digests(conn, text_id: int | None, packed: list[dict], held: bool) -> list[dict]:
+    """Return the digest row of a text (held as digests when the article is dormant): src's, made, or packed."""
+    if text_id is None:
+        return []
+    if held:
+        row = conn.execute(f"SELECT * FROM src.{compact.TABLE} WHERE text_id = ?", (text_id,)).fetchone()
+        if row is not None:
+            return [dict(zip(row.keys(), row))]
+    text = conn.execute("SELECT text FROM src.snapshot_texts WHERE id = ?", (text_id,)).fetchone()
+    if text is not None:
+        return [{"text_id": text_id, "sha256": compact.text_sha256(text[0]), "form_sha256": compact.form_sha256(text[0]),
+                 "normaliser": compact.normaliser()}]
+    same = [r for r in packed if r["text_id"] == text_id]
+    if not same:
+        raise ValueError(f"text {text_id} is neither whole nor held as digests in the database")
+    return same

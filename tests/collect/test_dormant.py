@@ -1,0 +1,146 @@
+"""Dormant articles: a levelled database holds a quiet article as one row and revisits it as the full one does."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from collector.collect.level import level
+from collector.collect.revisits import due_checks
+from collector.publish.history import History
+from collector.record import dormant, export
+from collector.record.fileformat import read_lines, repeated_id
+from collector.record.rebuild import rebuild, resume
+from collector.record.store import Store
+from testing.farm import Reply
+from tests.collect.test_compact import PARAGRAPHS_ONE_CHAR, copy_tree, events, revisit, timeless
+from tests.collect.test_level import copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_level_trim import capture_of, submit
+from tests.collect.test_revisits import HEADLINE_NEW, T0, page
+
+LATE = T0 + timedelta(days=400, hours=168, minutes=1)  # the 72 h and 168 h slots due
+
+
+@pytest.fixture
+def quiet(record, tmp_path):
+    """Return (host, full database, record folder, ids, levelled database): three articles confirmed archived."""
+    host, full, folder, ids = record
+    store = Store(full)
+    for name in ("same", "edited", "gone"):  # the archive job confirmed each capture: nothing awaits it
+        submit(store, capture_of(store, ids[name]), T0 + timedelta(days=400, hours=3), "success",
+               timestamp="20270205000000")
+    export.export_new(store, folder, now=T0 + timedelta(days=400, hours=40))
+    store.checkpoint()
+    store.conn.close()
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, LATE, History.open(tmp_path / "published"))
+    return host, full, folder, ids, working
+
+
+def due(db, now, outlets=None):
+    store = Store(db)
+    try:
+        return [(d.article_id, d.outlet_id, d.url, d.slot, d.due_at, d.try_number)
+                for d in due_checks(store, now, outlets=outlets)]
+    finally:
+        store.conn.close()
+
+
+def rows_of(db, sql, params=()):
+    store = Store(db)
+    try:
+        return [tuple(r) for r in store.query(sql, params)]
+    finally:
+        store.conn.close()
+
+
+def test_a_quiet_article_is_one_dormant_row_and_is_scheduled_as_in_the_full_database(quiet):
+    _host, full, _folder, ids, working = quiet
+    articles = sorted(ids[n] for n in ("same", "edited", "gone"))
+    assert [r[0] for r in rows_of(working, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == articles
+    for table in ("articles", "article_urls", "snapshots", "checks"):  # none of their rows is in the database,
+        column = "id" if table == "articles" else "article_id"  # but a table's last (the boundary an export checks)
+        assert rows_of(working, f"SELECT COUNT(*) FROM {table} WHERE {column} IN (?, ?, ?) AND id < "
+                                f"(SELECT MAX(id) FROM {table})", articles) == [(0,)]
+    row = rows_of(working, f"SELECT since, slots FROM {dormant.TABLE} WHERE article_id = ?", (ids["same"],))[0]
+    assert row == (rows_of(full, "SELECT MIN(captured_at) FROM snapshots WHERE article_id = ? AND purpose = "
+                                 "'capture'", (ids["same"],))[0][0], ",1h,6h,24h,")
+    for hours in (0, 72, 168, 720, 8760, 9000):  # every slot still owed falls due as the full database says
+        at = LATE - timedelta(hours=168) + timedelta(hours=hours)
+        assert due(working, at) == due(full, at)
+    assert due(working, LATE, outlets={"alpha"}) == due(full, LATE, outlets={"alpha"}) != []
+    assert due(working, LATE, outlets={"beta"}) == []
+
+
+def test_a_dormant_articles_revisit_writes_the_full_databases_rows_and_export(quiet, tmp_path):
+    host, full, folder, ids, working = quiet
+    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR),
+                        "/news/gone": Reply(404)})
+    for db, name in ((full, "warc-full"), (working, "warc-working")):
+        assert revisit(db, tmp_path, name, folder)["performed"] == 6
+    got, want = events(working), events(full)
+    assert [timeless(e) for e in got] == [timeless(e) for e in want]
+    assert {(e[1], e[2], e[3]) for e in got} == {(ids["same"], "changed", "text"), (ids["edited"], "changed", "headline")}
+    checks = "SELECT id, article_id, slot, outcome, opens_absence, snapshot_id, result FROM checks WHERE id > ? ORDER BY id"
+    top = rows_of(full, "SELECT MAX(id) FROM checks")[0][0] - 6
+    assert rows_of(working, checks, (top,)) == rows_of(full, checks, (top,))
+    compared = "SELECT id, article_id, snapshot_before, snapshot_after, outcome, how FROM comparisons ORDER BY id"
+    assert rows_of(working, compared) == rows_of(full, compared)
+    # The exports continue the record with the same lines: what each value repeats ({"$same": id}) too.
+    written = {}
+    for db, name in ((full, "full"), (working, "working")):
+        out = tmp_path / f"record-{name}"
+        copy_tree(folder, out)
+        path = export.export_new(Store(db), out, now=LATE + timedelta(minutes=5)).path
+        written[name] = [(line.get("t"), {k: repeated_id(v) for k, v in line.get("r", {}).items()
+                                          if repeated_id(v) is not None}, line.get("r", {}).get("id"))
+                         for line in read_lines(path)]
+    assert written["working"] == written["full"]
+    assert any(t == "snapshots" and same for t, same, _id in written["full"])  # the dormant snapshots' values
+    # The record with the working database's file rebuilds whole.
+    counts = rebuild(tmp_path / "record-working", tmp_path / "rebuilt.db")
+    assert counts["checks"] == 8 + 9 + 6
+
+
+def test_the_next_level_makes_them_dormant_again_with_every_slot_checked(quiet, tmp_path):
+    host, full, folder, ids, working = quiet
+    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW)})
+    for db, name in ((full, "warc-full"), (working, "warc-working")):
+        assert revisit(db, tmp_path, name, folder)["performed"] == 6
+    export.export_new(Store(working), folder, now=LATE + timedelta(minutes=5))
+    later = LATE + timedelta(days=3)
+    level(working, folder, later, History.open(tmp_path / "published"))
+    slots = rows_of(working, f"SELECT article_id, slots FROM {dormant.TABLE} ORDER BY 1")
+    assert slots == [(ids[n], ",1h,6h,24h,72h,168h,") for n in ("same", "edited", "gone")]
+    assert rows_of(working, "SELECT COUNT(*) FROM checks WHERE article_id = ?", (ids["edited"],)) == [(0,)]
+    at = LATE - timedelta(hours=168) + timedelta(hours=720)
+    assert due(working, at) == due(full, at) != []
+    # The latest snapshot it packed is the revisit's: the next comparison is against the changed headline.
+    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW)})
+    for db, name in ((full, "warc-full-2"), (working, "warc-working-2")):
+        assert revisit(db, tmp_path, name, folder, now=at)["performed"] == 3
+    assert [timeless(e) for e in events(working)] == [timeless(e) for e in events(full)]
+
+
+def test_a_resumed_file_wakes_the_dormant_articles_it_continues(quiet, tmp_path):
+    _host, full, folder, ids, working = quiet
+    # Another job (its cache lost) revisited with the full database and pushed: the saved levelled database
+    # resumes that file, whose rows repeat the dormant articles' latest snapshot and check.
+    revisit(full, tmp_path, "warc-full", folder)
+    path = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5)).path
+    assert any(repeated_id(v) is not None for line in read_lines(path) if line.get("t") in ("snapshots", "checks")
+               for v in line["r"].values())
+    assert resume(folder, working)[0] == 1
+    assert export.export_new(Store(working), folder, now=LATE + timedelta(minutes=6)).path is None  # level
+    at = LATE - timedelta(hours=168) + timedelta(hours=720)
+    assert due(working, at) == due(full, at) != []
+    latest = "SELECT id, headline, final_url FROM snapshots WHERE article_id = ? ORDER BY captured_at DESC LIMIT 1"
+    assert rows_of(working, latest, (ids["same"],)) == rows_of(full, latest, (ids["same"],))
+
+
+def test_dormant_rows_are_small(quiet):
+    _host, _full, _folder, _ids, working = quiet
+    sizes = [r[0] for r in rows_of(working, f"SELECT length(rows) FROM {dormant.TABLE}")]
+    assert sizes and max(sizes) < 1500  # bench/working_db.py measures them at real addresses' lengths
