@@ -15,15 +15,16 @@ Levelling keeps rows by rules that only move forward in time (an article leaves 
 for good, the recent ledger and the unpublished months only advance), so levelling on those days
 alone leaves the rows levelling every hour would; between them the simulated database grows whole.
 
-A day after each, it reports the database grown for a day since (the largest a daily level lets it
-get) and that day's first level, timed. On those days it reports a job's restore and level: the database as a job of the day's last
+--level-every hours after each (6, level_database.sh's LEVEL_EVERY_HOURS), it reports the
+database grown since (the largest it gets between levels) and that next level, timed. On those days it reports a job's restore and level: the database as a job of the day's last
 hour restores it (levelled and saved by the job before),
 brought level with the record (`export rebuild --resume`: that hour's two export files) and
 levelled, timed, and the size of the working database the job then works on and saves. The
 cache's download is not in the figure (it depends on the runner's link).
 Sizes and times are scaled linearly from the simulated outlets to the outlets reported: every
-outlet's rows are independent; what each job costs whatever the outlets (its run's rows) is
-scaled with them, so the sizes overstate it. The time a level costs whatever the outlets (timed
+outlet's rows are independent; what each job writes whatever the outlets (PER_JOB: its run, its
+finish, its WARC file's row) is scaled with the jobs instead (4 collect jobs an hour). The archive
+job's submissions are counted although that job writes a stream of its own (the sizes overstate). The time a level costs whatever the outlets (timed
 on a database of no observation) is added once, the rest scaled.
 """
 
@@ -53,6 +54,11 @@ from collector.record.store import Store  # noqa: E402
 MIB, GIB = 2**20, 2**30
 CHECKPOINTS = (30, 100, 200, 365, 500, 730)
 TARGET = 2 * 10**9  # issue 16: under 2 GB on every day of the first two years
+# Rows each job writes whatever the outlets (its run, its finish and the finish's shadow, its WARC file): not
+# scaled with the outlets but with the jobs. A stream's working database gets 4 collect jobs an hour (every
+# 15 minutes); the simulation writes 2 runs an hour (a collect and an archive job), so these count twice.
+PER_JOB = ("runs", "run_finishes", "export_shadow_run_finishes", "warc_files")
+JOBS_SCALE = 4 / 2
 
 
 class EveryRevisitPresent(growth.Simulation):
@@ -89,6 +95,17 @@ def largest_tables(db: Path, count: int = 6) -> list[tuple[str, int]]:
         store.close()
 
 
+def per_job_bytes(db: Path) -> int:
+    """Return the bytes of the per-job tables (PER_JOB) and their indexes."""
+    store = Store(db)
+    try:
+        names = ", ".join(f"'{t}'" for t in PER_JOB)
+        return store.one(f"SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master "
+                         f"WHERE tbl_name IN ({names}))")[0]
+    finally:
+        store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--days", type=int, default=730)
@@ -100,6 +117,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--level-on", type=int, nargs="*", default=[],
                         help="days to publish and level on besides 30, 100, 200, 365, 500 and 730 (and the last)")
+    parser.add_argument("--level-every", type=int, default=6, choices=range(1, 25), metavar="HOURS",
+                        help="hours between levels, as level_database.sh's LEVEL_EVERY_HOURS (default 6): the "
+                             "database is also measured that long after each reported day's level")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
@@ -131,15 +151,15 @@ def main() -> None:
         measured = day + 1 in checkpoints
         for hour in range(24):
             h = day * 24 + hour
-            if day in checkpoints and hour == 23:
-                # A day after a checkpoint's level: the largest the database gets when levelled once a day,
-                # and what the day's first level costs (level_database.sh levels every LEVEL_EVERY_HOURS).
+            if day in checkpoints and hour == args.level_every - 1:
+                # --level-every hours after a checkpoint's level: the largest the database gets between levels,
+                # and what the next level costs (level_database.sh levels every LEVEL_EVERY_HOURS).
                 export.export_new(store, record, now=growth.START + timedelta(hours=h))
                 store.checkpoint()
                 store.close()
                 daily = work / "daily.db"
                 shutil.copyfile(db, daily)
-                grown = daily.stat().st_size
+                grown = (daily.stat().st_size, per_job_bytes(daily))
                 peaks[day] = (grown, level(daily, record, growth.START + timedelta(hours=h),
                                            History.open(published)).seconds)
                 daily.unlink()
@@ -166,7 +186,8 @@ def main() -> None:
         files, _ = resume(record, saved)
         job = level(saved, record, growth.START + timedelta(days=day + 1), History.open(published))
         seconds = time.monotonic() - t
-        rows.append((day + 1, job.bytes_after, files, seconds, job.seconds, largest_tables(saved)))
+        rows.append((day + 1, (job.bytes_after, per_job_bytes(saved)), files, seconds, job.seconds,
+                     largest_tables(saved)))
         saved.unlink()
         print(f"  day {day + 1:>3}: working database {job.bytes_after / MIB:,.1f} MiB simulated "
               f"({done.bytes_before / MIB:,.1f} MiB before the day's first levelling); a job's resume + level "
@@ -177,24 +198,32 @@ def main() -> None:
     def scaled(seconds: float, scale: float) -> float:
         return fixed + max(0.0, seconds - fixed) * scale
 
+    def size(measured: tuple[int, int], scale: float) -> float:
+        total, jobs = measured
+        return (total - jobs) * scale + jobs * JOBS_SCALE
+
     print()
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
-        print("   day  working database  a day later (its day's first level)  a job's resume + level (of which level)")
-        for day, size, files, seconds, level_seconds, _tables in rows:
-            fits = "under" if size * scale < TARGET else "OVER"
+        print(f"   day  working database  {args.level_every} hours later (the next level)  a job's resume + level "
+              "(of which level)")
+        for day, measured, files, seconds, level_seconds, _tables in rows:
+            fits = "under" if size(measured, scale) < TARGET else "OVER"
             grown, daily = peaks.get(day, (None, None))
-            later = (f"{grown * scale / GIB:6.2f} GiB ({'under' if grown * scale < TARGET else 'OVER'} 2 GB; "
+            later = (f"{size(grown, scale) / GIB:6.2f} GiB ({'under' if size(grown, scale) < TARGET else 'OVER'} 2 GB; "
                      f"{scaled(daily, scale):5.1f} s)") if grown else " " * 30
-            print(f"  {day:>4}  {size * scale / GIB:6.2f} GiB ({fits} 2 GB)  {later}  {scaled(seconds, scale):6.1f} s "
+            print(f"  {day:>4}  {size(measured, scale) / GIB:6.2f} GiB ({fits} 2 GB)  {later}  {scaled(seconds, scale):6.1f} s "
                   f"({scaled(level_seconds, scale):.1f} s; {files} export files resumed)")
         print(f"  slowest first levelling of a day (the simulated database grown whole since the last): "
               f"{scaled(level_max, scale):.1f} s")
         print()
     day, _size, _files, _s, _l, tables = rows[-1]
     print(f"the working database on day {day}, largest tables and indexes at {args.outlets[0]} outlets: "
-          + ", ".join(f"{name} {size * args.outlets[0] / k / GIB:.2f} GiB" for name, size in tables))
+          + ", ".join(f"{name} {part * (JOBS_SCALE if name in PER_JOB else args.outlets[0] / k) / GIB:.2f} GiB"
+                      for name, part in tables))
+    print(f"sizes: the per-job tables ({', '.join(PER_JOB)}, and their indexes) scaled x{JOBS_SCALE:g} (4 collect "
+          "jobs an hour against the simulation's 2 runs), every other row with the outlets")
     print(f"times: what a resume and level cost whatever the outlets ({fixed:.2f} s, levelling a database of no "
           "observation) is added once, the rest scaled")
     print(f"time {time.monotonic() - started:,.0f} s")

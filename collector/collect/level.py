@@ -130,7 +130,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
             with new.transaction():
                 held = keep.select(conn, articles, follow_ups, iso(recent), since)
-                _copy(conn, iso(recent), since)
+                _copy(conn, iso(recent), since, iso(now - timedelta(hours=settings.WORKING_WHOLE_TEXT_HOURS)))
                 _dormant(conn, held)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):
@@ -225,7 +225,7 @@ _RULES = {
 _STATE_RULES = {"capture_queue": "state = 'pending' OR queued_at >= :since"}
 
 
-def _copy(conn, recent: str, since: str) -> None:
+def _copy(conn, recent: str, since: str, whole: str) -> None:
     """Copy the kept rows of every record table into the new database, ids unchanged."""
     params = {"recent": recent, "since": since}
     for table in record_tables(conn):
@@ -247,7 +247,7 @@ def _copy(conn, recent: str, since: str) -> None:
                  "WHERE id IN (SELECT value_id FROM main.listing_items)")
     conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
-    _texts(conn, recent)
+    _texts(conn, whole)
     _known_keys(conn)
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
@@ -258,8 +258,8 @@ def _copy(conn, recent: str, since: str) -> None:
             conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
 
 
-def _texts(conn, recent: str) -> None:
-    """Copy the texts of the recent ledger's snapshots whole; hold the older ones as digests (record/compact.py).
+def _texts(conn, whole: str) -> None:
+    """Copy the texts of snapshots since `whole` whole; hold the older ones as digests (record/compact.py).
 
     An older text is what a revisit compares with, and only when its digest
     differs does it read the text back from the record. The highest text id
@@ -272,7 +272,7 @@ def _texts(conn, recent: str) -> None:
         SELECT text_id FROM main.snapshot_rows WHERE captured_at >= ? AND text_id IS NOT NULL
         UNION SELECT text_id FROM main.snapshot_rows WHERE id = (SELECT MAX(id) FROM main.snapshot_rows)
            AND text_id IS NOT NULL
-        UNION SELECT MAX(id) FROM src.snapshot_texts WHERE id IS NOT NULL""", (recent,))
+        UNION SELECT MAX(id) FROM src.snapshot_texts WHERE id IS NOT NULL""", (whole,))
     conn.execute("INSERT INTO main.snapshot_texts SELECT t.* FROM src.snapshot_texts t "
                  "JOIN whole_texts w ON w.id = t.id")
     held = [r[0] for r in conn.execute(

@@ -6,10 +6,12 @@ from datetime import timedelta
 
 import pytest
 
+from collector import settings
+from collector.clock import iso
 from collector.collect.level import level
 from collector.collect.revisits import due_checks
 from collector.publish.history import History
-from collector.record import dormant, export
+from collector.record import compact, dormant, export
 from collector.record.fileformat import read_lines, repeated_id
 from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
@@ -144,3 +146,25 @@ def test_dormant_rows_are_small(quiet):
     _host, _full, _folder, _ids, working = quiet
     sizes = [r[0] for r in rows_of(working, f"SELECT length(rows) FROM {dormant.TABLE}")]
     assert sizes and max(sizes) < 1500  # bench/working_db.py measures them at real addresses' lengths
+
+
+def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
+    _host, full, folder, _ids = record
+    checked = T0 + timedelta(days=400, hours=30)  # the fixture's 1 h, 6 h and 24 h checks; captures at day 400
+    whole = {}
+    for name, hours in (("within", settings.WORKING_WHOLE_TEXT_HOURS - 1), ("after", settings.WORKING_WHOLE_TEXT_HOURS + 1)):
+        working = tmp_path / f"{name}.db"
+        copy(full, working)
+        level(working, folder, checked + timedelta(hours=hours), History.open(tmp_path / "published"))
+        store = Store(working)
+        try:
+            rows = store.query("SELECT r.id, r.text_id, t.id IS NOT NULL AS whole FROM snapshot_rows r "
+                               "LEFT JOIN snapshot_texts t ON t.id = r.text_id WHERE r.text_id IS NOT NULL")
+            assert all(r["whole"] or compact.held(store.conn, r["id"]) for r in rows)  # each text whole or digests
+            boundary = {store.one("SELECT MAX(id) FROM snapshot_texts")[0],
+                        store.one("SELECT text_id FROM snapshot_rows ORDER BY id DESC LIMIT 1")[0]}
+            whole[name] = {r["text_id"] for r in rows if r["whole"]} - boundary
+        finally:
+            store.conn.close()
+    # Both levels hold the same rows (the recent ledger is 2 days); only the newest hours' texts stay whole.
+    assert len(whole["within"]) >= 2 and whole["after"] == set()
