@@ -95,6 +95,11 @@ def largest_tables(db: Path, count: int = 6) -> list[tuple[str, int]]:
         store.close()
 
 
+def _per_job(name: str) -> bool:
+    """Return True for a per-job table or one of its automatic indexes (by dbstat's name)."""
+    return any(name == t or name.startswith(f"sqlite_autoindex_{t}_") for t in PER_JOB)
+
+
 def per_job_bytes(db: Path) -> int:
     """Return the bytes of the per-job tables (PER_JOB) and their indexes."""
     store = Store(db)
@@ -220,7 +225,7 @@ def main() -> None:
         print()
     day, _size, _files, _s, _l, tables = rows[-1]
     print(f"the working database on day {day}, largest tables and indexes at {args.outlets[0]} outlets: "
-          + ", ".join(f"{name} {part * (JOBS_SCALE if name in PER_JOB else args.outlets[0] / k) / GIB:.2f} GiB"
+          + ", ".join(f"{name} {part * (JOBS_SCALE if _per_job(name) else args.outlets[0] / k) / GIB:.2f} GiB"
                       for name, part in tables))
     print(f"sizes: the per-job tables ({', '.join(PER_JOB)}, and their indexes) scaled x{JOBS_SCALE:g} (4 collect "
           "jobs an hour against the simulation's 2 runs), every other row with the outlets")
