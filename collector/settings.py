@@ -254,11 +254,12 @@ COMPARISON_RETRY_DAYS = 7
 # vantage window is 2 hours, SPN's status window under one; a comparison still
 # retried (COMPARISON_RETRY_DAYS) keeps its article whole.
 WORKING_LEDGER_DAYS = 2
-# Of the recent ledger's snapshots, the texts of this many hours are kept whole; older ones
-# are held as digests (collector/record/compact.py) and read back from the record's newest
-# days when a revisit finds them changed (record_repository.sh checks out RECORD_DAYS, 2).
+# An article with a capture, check, snapshot or capture attempt of the last this many hours
+# is kept whole, with its texts; an older quiet one is a dormant row (collector/record/dormant.py)
+# and older texts are held as digests (collector/record/compact.py), read back from the record's
+# newest days when a revisit finds them changed (record_repository.sh checks out RECORD_DAYS, 2).
 # At least the vantage window: a run compares the other vantage's answers of that window.
-WORKING_WHOLE_TEXT_HOURS = 6
+WORKING_RECENT_HOURS = 6
 # `export level --deadline` (a job's: collect's is 8 minutes after its start) leaves
 # the database as it is, for a later job, unless the level is expected to end
 # before the deadline: the last level's seconds, scaled by how much larger the

@@ -21,25 +21,29 @@ from collector.clock import iso, parse_instant
 from collector.record import dormant, schema
 from collector.wayback.answers import PERMANENT_EXTS
 
-def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str) -> list[int]:
+def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str, awake: str,
+           figures: bool = False) -> list[int]:
     """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
 
     `articles` are those with a check still owed (collect/revisits.py
-    pending_articles), `follow_ups` those owed a follow-up or a retry.
+    pending_articles), `follow_ups` those owed a follow-up or a retry. An
+    article with a row since `awake` (settings.WORKING_RECENT_HOURS) is kept
+    whole; the requests, runs and listings of the recent ledger since `recent`.
+    With `figures`, the rows a release computes figures from, since `since`.
     """
     for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
         # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
         conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
-    p = {"recent": recent, "since": since}
+    p = {"recent": recent, "since": since, "awake": awake, "figures": int(figures)}
     # Articles in the recent ledger: everything a revisit reads of them.
     conn.execute("CREATE TEMP TABLE keep_recent (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.execute("""INSERT OR IGNORE INTO keep_recent
-        SELECT id FROM src.articles WHERE first_seen_at >= :recent
+        SELECT id FROM src.articles WHERE first_seen_at >= :awake
         UNION SELECT article_id FROM src.capture_queue WHERE state = 'pending' AND article_id IS NOT NULL
-        UNION SELECT article_id FROM src.checks WHERE performed_at >= :recent
-        UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :recent
-        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT article_id FROM src.checks WHERE performed_at >= :awake
+        UNION SELECT article_id FROM src.capture_attempts WHERE attempted_at >= :awake
+        UNION SELECT article_id FROM src.snapshot_rows WHERE captured_at >= :awake
         UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
            AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
         days=settings.COMPARISON_RETRY_DAYS))})
@@ -47,7 +51,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
     conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
     # Articles first captured in a month a release still reads: what their figures are made of.
     conn.execute("""INSERT OR IGNORE INTO keep_figures
-        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since""", p)
+        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since AND :figures = 1""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_snapshots
         SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
          WHERE s.purpose = 'capture'
@@ -55,10 +59,10 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
          WHERE s.purpose = 'capture'
         UNION SELECT (SELECT s.id FROM src.snapshot_rows s WHERE s.article_id = k.id
                        ORDER BY s.captured_at DESC, s.id DESC LIMIT 1) FROM keep_articles k
-        UNION SELECT id FROM src.snapshot_rows WHERE captured_at >= :recent
+        UNION SELECT id FROM src.snapshot_rows WHERE captured_at >= :awake
         UNION SELECT c.snapshot_before FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
         UNION SELECT c.snapshot_after FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
-        UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :recent
+        UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :awake
         UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
           WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
                                           OR s.article_id IN (SELECT id FROM keep_figures))
@@ -71,7 +75,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
     settled = (f"((a.status = 'success' AND a.timestamp IS NOT NULL) OR (a.status = 'error' AND a.status_ext IN "
                f"({', '.join(repr(e) for e in PERMANENT_EXTS)})))")
     conn.execute(f"""INSERT OR IGNORE INTO keep_submissions
-        SELECT id FROM src.archive_submissions WHERE recorded_at >= :recent
+        SELECT id FROM src.archive_submissions WHERE recorded_at >= :awake
         UNION SELECT a.id FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
          WHERE NOT EXISTS (SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = k.id AND {settled})
         UNION SELECT MIN(a.id) FROM src.archive_submissions a JOIN keep_snapshots k ON k.id = a.snapshot_id
@@ -81,7 +85,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
                        ORDER BY julianday(a.recorded_at), a.id LIMIT 1) FROM keep_snapshots k""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_checks
         SELECT c.id FROM src.checks c JOIN keep_articles k ON k.id = c.article_id
-        UNION SELECT id FROM src.checks WHERE performed_at >= :recent
+        UNION SELECT id FROM src.checks WHERE performed_at >= :awake
         UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
             SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
              WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks

@@ -16,20 +16,23 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   address is known by a digest of its key (record/articles.py KNOWN_KEYS),
   so a page listed again is not queued again;
 * for each article still inside its revisit window (a check not yet
-  performed, due now or later: collect/revisits.py; a check or a capture of
-  the recent ledger; a capture the archive job has not seen confirmed): its
-  capture snapshots, its latest snapshot (what the next revisit compares
-  with; its text, unless in the recent ledger, held as digests only:
+  performed, due now or later: collect/revisits.py) that is quiet
+  (collect/keep.py), one dormant row (record/dormant.py) and none of its rows;
+* for each other (a row of the last settings.WORKING_RECENT_HOURS; a
+  follow-up or retry owed; an absence open; a capture the archive job has not
+  seen confirmed; a comparison still retried, settings.COMPARISON_RETRY_DAYS):
+  its capture snapshots, its latest snapshot (what the next revisit compares
+  with; its text, unless of those hours, held as digests only:
   collector/record/compact.py), every check, comparison and capture attempt,
   and of the archive submissions of every snapshot kept, every try while it
   is not settled, else the answer that settled it (its first confirmed copy);
-* the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs,
-  listings, snapshots, checks and submissions of those days, and every article
-  with a comparison still retried (settings.COMPARISON_RETRY_DAYS);
-* what a release still computes figures from (publish/release.py,
-  unpublished_from): every request and listing from the first month with a
-  period not yet in the published history, the capture snapshots of the
-  articles first captured since, and the listing where each was first listed;
+* the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs
+  and listings of those days;
+* with figures=True (`export level --for-figures`) what a release still
+  computes figures from (publish/release.py, unpublished_from): every request
+  and listing from the first month with a period not yet in the published
+  history, the capture snapshots of the articles first captured since, and
+  the listing where each was first listed;
 * the latest listing of every source (the base an export's listing repeats),
   and the last row of every table (the boundary an export continues from).
 
@@ -129,8 +132,9 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             conn.execute("PRAGMA foreign_keys = OFF")  # rows point at rows left out (they are in the record)
             conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
             with new.transaction():
-                held = keep.select(conn, articles, follow_ups, iso(recent), since)
-                _copy(conn, iso(recent), since, iso(now - timedelta(hours=settings.WORKING_WHOLE_TEXT_HOURS)))
+                awake = iso(now - timedelta(hours=settings.WORKING_RECENT_HOURS))
+                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures)
+                _copy(conn, iso(recent), since, awake)
                 _dormant(conn, held)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):

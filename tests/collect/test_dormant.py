@@ -152,7 +152,7 @@ def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
     _host, full, folder, _ids = record
     checked = T0 + timedelta(days=400, hours=30)  # the fixture's 1 h, 6 h and 24 h checks; captures at day 400
     whole = {}
-    for name, hours in (("within", settings.WORKING_WHOLE_TEXT_HOURS - 1), ("after", settings.WORKING_WHOLE_TEXT_HOURS + 1)):
+    for name, hours in (("within", settings.WORKING_RECENT_HOURS - 1), ("after", settings.WORKING_RECENT_HOURS + 1)):
         working = tmp_path / f"{name}.db"
         copy(full, working)
         level(working, folder, checked + timedelta(hours=hours), History.open(tmp_path / "published"))
