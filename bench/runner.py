@@ -37,6 +37,7 @@ from collector.cli.main import cli
 from collector.clock import iso_seconds
 from collector.record.fileformat import read_header
 from collector.record.folder import batches
+from collector.record.rebuild import rebuild
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".github" / "scripts"
@@ -119,6 +120,7 @@ class Runner:
                         GITHUB_REPOSITORY=repository, RECORD_REPOSITORY=repository,
                         PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.db = self.checkout / "data" / "takedownwatch.db"
+        self.pages_db = self.cache.parent / "pages.db"  # the pages job's database following every stream
 
     # -- one job -------------------------------------------------------------------
 
@@ -137,11 +139,13 @@ class Runner:
         now = lambda: iso_seconds(scheduled + timedelta(seconds=time.monotonic() - began))  # noqa: E731
         self._step(job, "checkout", self._fresh_checkout)
         db = self.db
-        if kind == "pages":  # reads the saved database, never saves one
-            db = self.cache if self.cache.exists() else self.db
-        elif self.cache.exists():
-            self._step(job, "restore", lambda: shutil.move(self.cache, self.db))
-        self._step(job, "level", lambda: self._script("level_database.sh", "data/record", str(db)))
+        if kind == "pages":  # pages.yml: a database that follows every stream, in a cache of its own
+            db = self.pages_db
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db)))
+        else:
+            if self.cache.exists():
+                self._step(job, "restore", lambda: shutil.move(self.cache, self.db))
+            self._step(job, "level", lambda: self._script("level_database.sh", "data/record", str(db)))
         files_before = len(batches(self.checkout / "data" / "record"))
         if kind == "collect":
             deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES["collect"]))
@@ -162,7 +166,7 @@ class Runner:
             self._step(job, "publish", lambda: self._cli(job, "publish", "--db", str(db), "--now", now()))
             self._step(job, "commit", lambda: self._script("commit_published.sh", f"published: at {now()}"))
             self._step(job, "checkout", self._fresh_checkout)
-            self._step(job, "level", lambda: self._script("level_database.sh", "data/record", str(db)))
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db)))
             self._step(job, "audit", lambda: self._cli(job, "audit"))
             self._step(job, "build-site", lambda: self._cli(job, "build-site", "--db", str(db), "--out", "_site",
                                                             "--now", now()))
@@ -188,6 +192,19 @@ class Runner:
             action()
         finally:
             job.steps[name] = job.steps.get(name, 0.0) + time.monotonic() - began
+
+    def full_database(self) -> Path:
+        """Return the full database rebuilt from the pushed record (`export rebuild`), as a reader browses it.
+
+        The working database the jobs save is levelled: a quiet article is one dormant row there
+        (collector/record/dormant.py), so what the year observed is judged from the record itself.
+        """
+        self._fresh_checkout()
+        db = self.work / "judge.db"
+        for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            path.unlink(missing_ok=True)
+        rebuild(self.checkout / "data" / "record", db)
+        return db
 
     def _fresh_checkout(self) -> None:
         _git(self.checkout, "fetch", "-q", "origin", "main")

@@ -175,8 +175,7 @@ def main() -> None:
                     print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
                           f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
                           f"this process {_rss() / 2**20:.0f} MiB", flush=True)
-        saved = runner.cache if runner.cache.exists() else runner.db
-        verdict = judge(saved, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+        verdict = judge(runner.full_database(), room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
         repository = runner.repository_bytes()
         assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
         if undo:
@@ -192,7 +191,7 @@ def main() -> None:
 
 def interim(runner, room, jobs, outage, args, day: int) -> None:
     """Print the verdict so far (and write --json), so a long run can be read before it ends."""
-    verdict = judge(runner.cache, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+    verdict = judge(runner.full_database(), room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
     print(f"  verdict after {day} days: events {verdict['events']}, false {verdict['false_events']}, missed "
           f"{verdict['missed_changes']} of {verdict['changes_seen']}, lost {verdict['articles_lost']} (outage "
           f"{verdict['outage_lost']} of {verdict['outage_articles']}), open comparisons "
