@@ -15,7 +15,7 @@ Levelling keeps rows by rules that only move forward in time (an article leaves 
 for good, the recent ledger and the unpublished months only advance), so levelling on those days
 alone leaves the rows levelling every hour would; between them the simulated database grows whole.
 
---level-every hours after each (6, level_database.sh's LEVEL_EVERY_HOURS), it reports the
+--level-every hours after each (4, level_database.sh's LEVEL_EVERY_HOURS), it reports the
 database grown since (the largest it gets between levels) and that next level, timed. On those days it reports a job's restore and level: the database as a job of the day's last
 hour restores it (levelled and saved by the job before),
 brought level with the record (`export rebuild --resume`: that hour's two export files) and
@@ -122,8 +122,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--level-on", type=int, nargs="*", default=[],
                         help="days to publish and level on besides 30, 100, 200, 365, 500 and 730 (and the last)")
-    parser.add_argument("--level-every", type=int, default=6, choices=range(1, 25), metavar="HOURS",
-                        help="hours between levels, as level_database.sh's LEVEL_EVERY_HOURS (default 6): the "
+    parser.add_argument("--level-every", type=int, default=4, choices=range(1, 25), metavar="HOURS",
+                        help="hours between levels, as level_database.sh's LEVEL_EVERY_HOURS (default 4): the "
                              "database is also measured that long after each reported day's level")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()

@@ -12,7 +12,7 @@
 # rebuild-database workflow, which reads every year's repository. Level with the record, the database
 # is then replaced by the bounded working database (`export level`: what the jobs read; everything
 # left out is in the record, and `export rebuild` makes the full database for browsing); a database
-# levelled less than LEVEL_EVERY_HOURS (6) ago is left as it is, and so is one whose level is not
+# levelled less than LEVEL_EVERY_HOURS (4) ago is left as it is, and so is one whose level is not
 # expected to end before the job's DEADLINE (the environment's, when set: collect's and archive's).
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
@@ -20,7 +20,7 @@ set -euo pipefail
 record=${1:?usage: level_database.sh RECORD DB}
 db=${2:?usage: level_database.sh RECORD DB}
 python=${PYTHON:-python}
-every=${LEVEL_EVERY_HOURS:-6}  # a level copies the whole working database (under a minute at 40 outlets): 4 a day
+every=${LEVEL_EVERY_HOURS:-4}  # a level copies the whole working database (under a minute at 40 outlets): 6 a day
 source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
