@@ -147,7 +147,7 @@ def quiet(conn, follow_ups: set[int]) -> list[int]:
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""")
     # Nothing to count its slots from, or no latest snapshot to compare with: kept as it is.
-    dormant_before = f"SELECT article_id FROM src.{dormant.TABLE}" if dormant.exists(conn, "src") else "SELECT NULL"
+    dormant_before = f"SELECT article_id FROM src.{dormant.TABLE}" if dormant.exists(conn, "src") else "SELECT 0 WHERE 0"
     conn.execute(f"""INSERT OR IGNORE INTO keep_awake
         SELECT k.id FROM keep_articles k WHERE k.id NOT IN ({dormant_before}) AND NOT EXISTS (
             SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = k.id AND s.purpose = 'capture')""")

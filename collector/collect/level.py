@@ -297,8 +297,8 @@ def _dormant(conn, held: list[int]) -> None:
               AND NOT EXISTS (SELECT 1 FROM src.articles a WHERE a.id = d.article_id)
               AND NOT EXISTS (SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = d.article_id)
               AND NOT EXISTS (SELECT 1 FROM src.checks c WHERE c.article_id = d.article_id))""")
-        held = [a for a in held if not conn.execute(f"SELECT 1 FROM main.{dormant.TABLE} WHERE article_id = ?",
-                                                    (a,)).fetchone()]
+        copied = {r[0] for r in conn.execute(f"SELECT article_id FROM main.{dormant.TABLE}")}
+        held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
     dormant.make(conn, held)
 
