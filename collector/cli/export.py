@@ -174,8 +174,12 @@ def follow_command(out_dirs, db, writes, lock_wait):
               help="Keep also every row a release still computes figures from (the months not yet in the "
                    "published history). No job needs it: the pages job computes them from the database that "
                    "follows every stream.")
+@click.option("--archive-queue/--no-archive-queue", "archive_queue", default=True, show_default=True,
+              help="Keep every capture the archive has not confirmed, and its article awake. A collect or "
+                   "vantages stream's database gives --no-archive-queue: the archive job submits its "
+                   "captures from the database that follows every stream, so no answer is ever in this one.")
 @lock_option
-def level_command(out_dir, db, published, now, within, deadline, lock_wait, figures):
+def level_command(out_dir, db, published, now, within, deadline, lock_wait, figures, archive_queue):
     """Replace the working database by one holding only what the jobs read.
 
     The database must be level with the record (export rebuild, or rebuild
@@ -207,7 +211,7 @@ def level_command(out_dir, db, published, now, within, deadline, lock_wait, figu
                     click.echo(f"{db} left as it is: a level is expected to take {seconds:.0f} s, past the "
                                f"deadline {deadline}; a later job levels it")
                     return
-            done = level(db, out_dir, when, History.open(published), figures=figures)
+            done = level(db, out_dir, when, History.open(published), figures=figures, archive_queue=archive_queue)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

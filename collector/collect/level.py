@@ -86,7 +86,7 @@ class Levelled:
 
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
-          new_path: str | Path | None = None, figures: bool = False) -> Levelled:
+          new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
     out_dir is the record folder the database is level with (its newest
@@ -97,6 +97,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     the record does not. With now None, "now" is when the database's last
     run started: the record's own clock, so a cache restored late, or a
     replay of another time, keeps its recent ledger whatever the runner's clock.
+    With archive_queue False (`export level --no-archive-queue`: a collect or
+    vantages stream's database, whose captures the archive job submits from
+    the database that follows every stream) no capture is kept for want of
+    an archive answer: none is ever recorded in that database.
     """
     started = time.monotonic()
     db_path, target = Path(db_path), Path(new_path) if new_path else None
@@ -133,7 +137,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
             with new.transaction():
                 awake = iso(now - timedelta(hours=settings.WORKING_RECENT_HOURS))
-                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures)
+                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures, archive_queue)
                 _copy(conn, iso(recent), since, awake)
                 _dormant(conn, held)
                 for table in record_tables(conn):
