@@ -144,7 +144,8 @@ class Runner:
         db = self.db
         if kind == "pages":  # pages.yml: a database that follows every stream, in a cache of its own
             db = self.pages_db
-            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db)))
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db),
+                                                                   FOLLOW_KEEPS=PAGES_KEEPS))
         elif kind == "archive":  # archive.yml: it follows every stream and writes its own, in a cache of its own
             if self.archive_cache.exists():
                 self._step(job, "restore", lambda: _restore(self.archive_cache, db))
@@ -174,7 +175,8 @@ class Runner:
             self._step(job, "publish", lambda: self._cli(job, "publish", "--db", str(db), "--now", now()))
             self._step(job, "commit", lambda: self._script("commit_published.sh", f"published: at {now()}"))
             self._step(job, "checkout", self._fresh_checkout)
-            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db)))
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db),
+                                                                   FOLLOW_KEEPS=PAGES_KEEPS))
             self._step(job, "audit", lambda: self._cli(job, "audit"))
             self._step(job, "build-site", lambda: self._cli(job, "build-site", "--db", str(db), "--out", "_site",
                                                             "--now", now()))
@@ -224,8 +226,8 @@ class Runner:
         _git(self.checkout, "reset", "-q", "--hard", "origin/main")
         _git(self.checkout, "clean", "-qffdx")
 
-    def _script(self, name: str, *args: str) -> None:
-        done = subprocess.run(["bash", str(SCRIPTS / name), *args], cwd=self.checkout, env=self.env,
+    def _script(self, name: str, *args: str, **env: str) -> None:
+        done = subprocess.run(["bash", str(SCRIPTS / name), *args], cwd=self.checkout, env={**self.env, **env},
                               capture_output=True, text=True, timeout=3600)
         if done.returncode != 0:
             raise StepFailed(f"{name} exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -268,6 +270,16 @@ class Runner:
         """Return the remote repository's size once packed (what GitHub would hold)."""
         _git(self.origin, "gc", "-q")
         return _size(self.origin)
+
+
+def _pages_keeps() -> str:
+    """Return what pages.yml's follow step keeps besides the job's reads (its FOLLOW_KEEPS)."""
+    steps = yaml.safe_load((ROOT / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8"))
+    return next(step["env"]["FOLLOW_KEEPS"] for job in steps["jobs"].values() for step in job.get("steps", [])
+                if "follow_database.sh" in step.get("run", "") and "FOLLOW_KEEPS" in step.get("env", {}))
+
+
+PAGES_KEEPS = _pages_keeps()
 
 
 def _restore(cache: Path, db: Path) -> None:

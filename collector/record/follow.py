@@ -94,7 +94,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     for name, paths in found.items():
         part = parts_dir / f"{name or DEFAULT_PART}.db"
         try:
-            before[name] = _tops(part) if part.exists() else None
+            before[name] = tops(part) if part.exists() else None
             _level_part(paths, part, name, done)
         except ExportError as exc:
             raise ExportError(f"stream {name or '(default)'}: {exc}") from exc
@@ -103,6 +103,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     db = Path(db_path)
     why = _increment(db, parts, written, before, writer) if db.exists() else "there was no merged database"
     if why:
+        _unlevel(found, parts, done)
         _merge_anew(db, parts, written)
         done.merged_anew, done.why = True, why
     if writer is not None:
@@ -174,6 +175,29 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed)
     done.files[_label(name)] = len(chain(paths))
 
 
+def levelled(part: Path) -> bool:
+    """Return True when a stream's own database was levelled (collect/follow_level.py): it lacks rows."""
+    conn = sqlite3.connect(part)
+    try:
+        return shadows.levelled_at(conn) is not None
+    finally:
+        conn.close()
+
+
+def _unlevel(found: dict[str | None, list[Path]], parts: dict[str | None, Path], done: Followed) -> None:
+    """Rebuild whole, from their folders, the levelled streams' databases a merge anew is to read.
+
+    A levelled stream's database lacks rows that another stream's decide
+    what a merge keeps (a capture the archive stream has not confirmed is
+    left out of its collect stream's database), so a merge from them would
+    not be the record's.
+    """
+    for name, part in parts.items():
+        if part.exists() and levelled(part):
+            _remove(part)
+            _level_part(found[name], part, name, done)
+
+
 def _written(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
     """Return when each stream's last file was written, as merge.newest does, from its newest folder alone.
 
@@ -191,7 +215,7 @@ def _remove(db: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _tops(part: Path) -> dict[str, int]:
+def tops(part: Path) -> dict[str, int]:
     """Return a stream's database's last id of each appended table (0: none)."""
     conn = sqlite3.connect(part)
     try:
@@ -261,13 +285,13 @@ def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
     if writer is None:
         return None
     low = streams.base(writer)
-    tops = _tops(part) if part else {}
+    held = tops(part) if part else {}
     for table in record_tables(conn):
         if appended_by_id(conn, table):
             top = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}" WHERE id > ? AND id <= ?',
                                (low, low + settings.STREAM_ID_RANGE)).fetchone()[0]
-            if top < tops.get(table, 0):
-                return f"it lacks {table} rows of stream {writer}'s folder ({top} < {tops.get(table, 0)})"
+            if top < held.get(table, 0):
+                return f"it lacks {table} rows of stream {writer}'s folder ({top} < {held.get(table, 0)})"
     return None
 
 
@@ -301,7 +325,7 @@ def _merge_anew(db: Path, parts: dict[str | None, Path], written: dict[str | Non
     try:
         with store.conn as conn:
             for name, part in parts.items():
-                for table, top in _tops(part).items():
+                for table, top in tops(part).items():
                     conn.execute("INSERT INTO export_followed VALUES (?, ?, ?, NULL)", (_label(name), table, top))
         _mark_streams(store.conn, written)
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
