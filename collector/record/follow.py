@@ -245,7 +245,8 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
                 continue  # a stream new to it: every row is new
             if before[name] is None:
                 return f"stream {name or '(default)'}'s own database was rebuilt"
-            if name != writer and any(marks.get((_label(name), t), 0) != n for t, n in before[name].items()):
+            changed = any(marks.get((_label(name), t), 0) != n for t, n in before[name].items())
+            if changed and not _writes(name, writer):
                 return f"it did not hold what stream {name or '(default)'}'s own database held"
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("PRAGMA synchronous = OFF")
@@ -256,7 +257,7 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
         for table in record_tables(conn):
             if appended_by_id(conn, table):
                 for name in by_range:
-                    if name == writer:
+                    if _writes(name, writer):
                         continue  # its rows are the ones it wrote (checked above)
                     after = marks.get((_label(name), table), 0)
                     if _decided_otherwise(conn, table, name, parts[name], after):
@@ -274,6 +275,11 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
     finally:
         store.close()
     return None
+
+
+def _writes(name: str | None, writer: str | None) -> bool:
+    """Return True for the stream the database writes (None, the default stream, is never written by one)."""
+    return writer is not None and name == writer
 
 
 def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
