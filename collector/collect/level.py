@@ -67,6 +67,8 @@ from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
 
+MERGED_TABLE = "export_merged"  # a database merging every stream: how each row two streams recorded was merged
+
 # Record tables copied whole (besides every state table): small, or read whole by a job.
 WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
          "warc_files", "vantage_differences", "operator_actions")
@@ -299,7 +301,18 @@ def _copy(conn, recent: str, since: str, whole: str, ranges=()) -> None:
     for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS, dormant.TABLE}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
-            conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
+            where = _merged_kept(conn) if table == MERGED_TABLE and ranges else ""
+            conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"{where}')
+
+
+def _merged_kept(conn) -> str:
+    """Return the WHERE of a following database's export_merged rows whose row it keeps (what it folded into,
+    or relabelled): the rest say how rows it no longer holds were merged (the full database's say it too)."""
+    tables = set(record_tables(conn))
+    named = [r[0] for r in conn.execute(f"SELECT DISTINCT table_name FROM src.{MERGED_TABLE}") if r[0] in tables]
+    kept = " OR ".join(f"(table_name = '{t}' AND COALESCE(kept_id, row_id) IN (SELECT id FROM main.\"{t}\"))"
+                       for t in named)
+    return f" WHERE {kept}" if kept else " WHERE 0"
 
 
 def _texts(conn, whole: str) -> None:

@@ -100,6 +100,15 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
     # The merged database left rows out (the older ledger, the quiet articles' rows), but the queue is the same.
     assert done.merged.left_out.get("requests", 0) > 0 and done.merged.bytes_after < done.merged.bytes_before
     assert queue_of(archiving, later) == before
+    # Of how two streams' rows were merged, only what concerns a row it still holds.
+    merged = count(whole, "export_merged")
+    assert 0 < count(archiving, "export_merged") < merged
+    store = Store(archiving)
+    try:
+        for table, row_id, kept_id in store.query("SELECT table_name, row_id, kept_id FROM export_merged"):
+            assert store.one(f'SELECT 1 FROM "{table}" WHERE id = ?', (kept_id or row_id,)), (table, row_id)
+    finally:
+        store.close()
 
     # The next archive job follows on by an increment, not a merge anew, and its queue is still the same.
     step = archive_job(archiving, root, later + timedelta(hours=2), confirm=1)
