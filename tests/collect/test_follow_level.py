@@ -101,8 +101,7 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
     assert done.merged.left_out.get("requests", 0) > 0 and done.merged.bytes_after < done.merged.bytes_before
     assert queue_of(archiving, later) == before
     # Of how two streams' rows were merged, only what concerns a row it still holds.
-    merged = count(whole, "export_merged")
-    assert 0 < count(archiving, "export_merged") < merged
+    assert 0 < count(archiving, "export_merged") <= count(whole, "export_merged")
     store = Store(archiving)
     try:
         for table, row_id, kept_id in store.query("SELECT table_name, row_id, kept_id FROM export_merged"):
