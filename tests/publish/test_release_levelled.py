@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -13,8 +14,10 @@ from collector.collect.level import level
 from collector.errors import BadUsage
 from collector.publish.history import History
 from collector.publish.release import release
+from collector.record import export
 from collector.record.store import Store
 from tests.collect.test_level import copy, figures_record
+from testing.synthetic import NOW, SyntheticRecord
 
 
 @pytest.fixture
@@ -49,6 +52,25 @@ def test_a_level_for_figures_serves_its_own_history_not_an_earlier_one(tmp_path)
         assert release(store, later, History.open(published, published), write=False).periods  # as levelled for
         with pytest.raises(BadUsage, match="reads rows from 2026-09"):  # nothing published: September's are gone
             release(store, later, History.memory(), write=False)
+    finally:
+        store.conn.close()
+
+
+def test_a_level_for_figures_of_a_database_with_nothing_observed_yet_keeps_every_row(tmp_path):
+    db, folder, published = tmp_path / "working.db", tmp_path / "record", tmp_path / "published"
+    store = Store(db)
+    r = SyntheticRecord(store)
+    r.group("g")
+    r.outlet("a", "g")
+    r.finish_run(NOW)  # a run, but nothing a figure counts
+    export.export_new(store, folder, now=NOW)
+    store.conn.close()
+    level(db, folder, NOW, History.open(published), figures=True)
+    store = Store(db)
+    try:
+        assert store.one("SELECT figures_from FROM export_level")[0] == ""
+        SyntheticRecord(store).request("a", NOW + timedelta(days=1))  # the first observation, after the level
+        assert release(store, NOW + timedelta(days=20), History.open(published, published), write=False).periods
     finally:
         store.conn.close()
 
