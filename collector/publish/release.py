@@ -134,7 +134,8 @@ def refuse_levelled(store: Store, history) -> None:
     raise BadUsage(f"this database was levelled (at {shadows.levelled_at(store.conn)}) keeping only the rows "
                    f"from {kept} on, and a release from this published history reads {reads}: its figures "
                    "would be wrong. Publish from a database that holds them: one levelled with "
-                   "`export level --for-figures` and this published history, or the full database `export rebuild` makes")
+                   "`export level --for-figures` and this published history, "
+                   "or the full database `export rebuild` makes")
 
 
 def decide_month(store: Store, now: datetime, old: list[tuple[dict, dict]], month: str, periods, since=None):
