@@ -5,7 +5,9 @@ repository (here a clone of a bare "GitHub" repository on disk, reset and
 cleaned as actions/checkout does, so data/warc, the database and the site are
 gone), the database the Actions cache restores (the file the last successful
 job saved), and whatever the job downloads itself. Its steps are the
-workflow's, in order: .github/scripts/level_database.sh, `python -m collector
+workflow's, in order: .github/scripts/level_database.sh (the archive job:
+follow_database.sh, its database following every stream and writing the
+archive stream, restored from and saved to a cache of its own), `python -m collector
 run|archive ...` with --now (the click commands themselves, called in this
 process), `export new`, .github/scripts/publish_warc.sh (with a `gh` that talks
 to the loopback release store), .github/scripts/commit_record.sh (pushing to
@@ -121,6 +123,7 @@ class Runner:
                         PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.db = self.checkout / "data" / "takedownwatch.db"
         self.pages_db = self.cache.parent / "pages.db"  # the pages job's database following every stream
+        self.archive_cache = self.cache.parent / "archive"  # the archive job's cache: it follows every stream
 
     # -- one job -------------------------------------------------------------------
 
@@ -141,12 +144,18 @@ class Runner:
         db = self.db
         if kind == "pages":  # pages.yml: a database that follows every stream, in a cache of its own
             db = self.pages_db
-            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db)))
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db),
+                                                                   FOLLOW_KEEPS=PAGES_KEEPS))
+        elif kind == "archive":  # archive.yml: it follows every stream and writes its own, in a cache of its own
+            if self.archive_cache.exists():
+                self._step(job, "restore", lambda: _restore(self.archive_cache, db))
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db), "archive"))
         else:
             if self.cache.exists():
                 self._step(job, "restore", lambda: shutil.move(self.cache, self.db))
             self._step(job, "level", lambda: self._script("level_database.sh", "data/record", str(db)))
-        files_before = len(batches(self.checkout / "data" / "record"))
+        folder = self.checkout / "data" / "record" / ("streams/archive" if kind == "archive" else "")
+        files_before = len(batches(folder))
         if kind == "collect":
             deadline = iso_seconds(scheduled + timedelta(minutes=DEADLINE_MINUTES["collect"]))
             self._step(job, "run", lambda: self._cli(job, "run", "--db", str(db), "--warc-dir", "data/warc",
@@ -166,7 +175,8 @@ class Runner:
             self._step(job, "publish", lambda: self._cli(job, "publish", "--db", str(db), "--now", now()))
             self._step(job, "commit", lambda: self._script("commit_published.sh", f"published: at {now()}"))
             self._step(job, "checkout", self._fresh_checkout)
-            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db)))
+            self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db),
+                                                                   FOLLOW_KEEPS=PAGES_KEEPS))
             self._step(job, "audit", lambda: self._cli(job, "audit"))
             self._step(job, "build-site", lambda: self._cli(job, "build-site", "--db", str(db), "--out", "_site",
                                                             "--now", now()))
@@ -175,15 +185,20 @@ class Runner:
             return
         job.peak_disk = _disk(self.checkout, db)
         self._ledger_figures(job, db)
-        self._step(job, "export", lambda: self._cli(job, "export", "new", "--db", str(db), "--out", "data/record",
+        out = "data/record/streams/archive" if kind == "archive" else "data/record"
+        self._step(job, "export", lambda: self._cli(job, "export", "new", "--db", str(db), "--out", out,
                                                     "--warc-dir", "data/warc", "--now", now()))
         job.peak_disk = max(job.peak_disk, _disk(self.checkout, db))
         self._step(job, "publish", lambda: self._script("publish_warc.sh", "data/warc"))
         self._step(job, "commit", lambda: self._script("commit_record.sh", f"record: {kind} at {now()}"))
         self._step(job, "checkpoint", lambda: _checkpoint(db))
-        self._step(job, "save", lambda: shutil.move(self.db, self.cache))
-        job.db_bytes = _size(self.cache)
-        new = batches(self.checkout / "data" / "record")[files_before:]
+        if kind == "archive":
+            self._step(job, "save", lambda: _save(db, self.archive_cache))
+            job.db_bytes = _size(self.archive_cache)  # the database and its streams' own databases beside it
+        else:
+            self._step(job, "save", lambda: shutil.move(self.db, self.cache))
+            job.db_bytes = _size(self.cache)
+        new = batches(folder)[files_before:]
         job.rows_added = sum(sum(read_header(p).get("rows", {}).values()) for p in new)
 
     def _step(self, job: Job, name: str, action) -> None:
@@ -211,8 +226,8 @@ class Runner:
         _git(self.checkout, "reset", "-q", "--hard", "origin/main")
         _git(self.checkout, "clean", "-qffdx")
 
-    def _script(self, name: str, *args: str) -> None:
-        done = subprocess.run(["bash", str(SCRIPTS / name), *args], cwd=self.checkout, env=self.env,
+    def _script(self, name: str, *args: str, **env: str) -> None:
+        done = subprocess.run(["bash", str(SCRIPTS / name), *args], cwd=self.checkout, env={**self.env, **env},
                               capture_output=True, text=True, timeout=3600)
         if done.returncode != 0:
             raise StepFailed(f"{name} exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -240,7 +255,8 @@ class Runner:
     def _ledger_figures(self, job: Job, db: Path) -> None:
         conn = sqlite3.connect(db)
         try:
-            run = conn.execute("SELECT MAX(id) FROM runs").fetchone()[0]
+            # The job's own run: the latest started (a database following every stream holds every stream's).
+            run = conn.execute("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()[0]
             rows = conn.execute("SELECT host, COUNT(*) FROM requests WHERE run_id = ? AND sent = 1 GROUP BY host",
                                 (run,)).fetchall()
             job.submissions = conn.execute("SELECT COUNT(*) FROM requests WHERE run_id = ? AND method = 'POST'",
@@ -254,6 +270,32 @@ class Runner:
         """Return the remote repository's size once packed (what GitHub would hold)."""
         _git(self.origin, "gc", "-q")
         return _size(self.origin)
+
+
+def _pages_keeps() -> str:
+    """Return what pages.yml's follow step keeps besides the job's reads (its FOLLOW_KEEPS)."""
+    steps = yaml.safe_load((ROOT / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8"))
+    return next(step["env"]["FOLLOW_KEEPS"] for job in steps["jobs"].values() for step in job.get("steps", [])
+                if "follow_database.sh" in step.get("run", "") and "FOLLOW_KEEPS" in step.get("env", {}))
+
+
+PAGES_KEEPS = _pages_keeps()
+
+
+def _restore(cache: Path, db: Path) -> None:
+    """Put a cache's database and its streams' databases (DB.streams/) in place, as actions/cache restores them."""
+    shutil.copyfile(cache / "db", db)
+    if (cache / "streams").exists():
+        shutil.copytree(cache / "streams", Path(f"{db}.streams"))
+
+
+def _save(db: Path, cache: Path) -> None:
+    """Save a database and its streams' databases as the next job's cache (only after every step succeeded)."""
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    shutil.move(db, cache / "db")
+    if Path(f"{db}.streams").exists():
+        shutil.move(Path(f"{db}.streams"), cache / "streams")
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -3,14 +3,15 @@
     .venv/bin/python bench/working_db.py                # 730 days, 1 outlet simulated, figures for 40 and 100
     .venv/bin/python bench/working_db.py --days 40      # a quick look
 
-No network. Each simulated hour writes the rows of one collect job and one archive job with
+No network. Each simulated hour writes the rows of one collect stream's job with
 bench/storage_growth.py's simulation (the real Store, schema and `export_new`; real addresses,
 titles, text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS, each finding the
 page, so no article waits on a retry or a follow-up the simulation does not make) and exports them
-to a record folder, once a simulated day. On days 30, 100, 200, 365, 500 and 730 (and the last), as the
-pages job does, the periods closed by then are published (collector.publish.release.release, into
-a scratch published history), and the working database is levelled
-(collector.collect.level.level, which .github/scripts/level_database.sh runs in every job).
+to a record folder, once a simulated day. No archive answer is in it: the archive job writes a
+stream of its own from the database that follows every stream (archive.yml), as in production.
+On days 30, 100, 200, 365, 500 and 730 (and the last) the working database is levelled
+(collector.collect.level.level with archive_queue=False, as .github/scripts/level_database.sh
+runs it in every collect job).
 Levelling keeps rows by rules that only move forward in time (an article leaves its revisit window
 for good, the recent ledger and the unpublished months only advance), so levelling on those days
 alone leaves the rows levelling every hour would; between them the simulated database grows whole.
@@ -23,8 +24,8 @@ levelled, timed, and the size of the working database the job then works on and 
 cache's download is not in the figure (it depends on the runner's link).
 Sizes and times are scaled linearly from the simulated outlets to the outlets reported: every
 outlet's rows are independent; what each job writes whatever the outlets (PER_JOB: its run, its
-finish, its WARC file's row) is scaled with the jobs instead (4 collect jobs an hour). The archive
-job's submissions are counted although that job writes a stream of its own (the sizes overstate). The time a level costs whatever the outlets (timed
+finish, its WARC file's row) is scaled with the jobs instead (4 collect jobs an hour). The time a
+level costs whatever the outlets (timed
 on a database of no observation) is added once, the rest scaled.
 """
 
@@ -46,7 +47,6 @@ import storage_growth as growth  # noqa: E402  (the hourly simulation)
 from collector.collect.level import level  # noqa: E402
 from collector.collect.revisits import wake  # noqa: E402
 from collector.publish.history import History  # noqa: E402
-from collector.publish.release import release  # noqa: E402
 from collector.record import export  # noqa: E402
 from collector.record.rebuild import resume  # noqa: E402
 from collector.record.store import Store  # noqa: E402
@@ -56,9 +56,9 @@ CHECKPOINTS = (30, 100, 200, 365, 500, 730)
 TARGET = 2 * 10**9  # issue 16: under 2 GB on every day of the first two years
 # Rows each job writes whatever the outlets (its run, its finish and the finish's shadow, its WARC file): not
 # scaled with the outlets but with the jobs. A stream's working database gets 4 collect jobs an hour (every
-# 15 minutes); the simulation writes 2 runs an hour (a collect and an archive job), so these count twice.
+# 15 minutes); the simulation writes 1 run an hour, so these count four times.
 PER_JOB = ("runs", "run_finishes", "export_shadow_run_finishes", "warc_files")
-JOBS_SCALE = 4 / 2
+JOBS_SCALE = 4 / 1
 
 
 class EveryRevisitPresent(growth.Simulation):
@@ -141,14 +141,14 @@ def main() -> None:
     store = Store(db)
     sim = EveryRevisitPresent(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True, rng,
                               per_kind)
-    print(f"simulating {args.days} days x 24 hourly collect + archive jobs, {args.simulate} outlet(s), "
+    print(f"simulating {args.days} days x 24 hourly collect jobs, {args.simulate} outlet(s), "
           f"{args.per_day} new articles a day each, {args.sources} sources x {args.entries} entries, revisits on; "
-          f"published and levelled on the days reported; work folder {work}", flush=True)
+          f"levelled on the days reported; work folder {work}", flush=True)
     # What a job's resume and level cost whatever the outlets (opening, the schema, the queries' set-up):
     # timed on the database of no observation yet, and not scaled.
     export.export_new(store, record, now=growth.START)
     store.close()
-    fixed = level(db, record, growth.START, History.open(published)).seconds
+    fixed = level(db, record, growth.START, History.open(published), archive_queue=False).seconds
     store = reopen(sim, db)
     rows, level_max, peaks = [], 0.0, {}
     checkpoints = sorted({d for d in (*CHECKPOINTS, *args.level_on) if d <= args.days} | {args.days})
@@ -166,30 +166,29 @@ def main() -> None:
                 shutil.copyfile(db, daily)
                 grown = (daily.stat().st_size, per_job_bytes(daily))
                 peaks[day] = (grown, level(daily, record, growth.START + timedelta(hours=h),
-                                           History.open(published)).seconds)
+                                           History.open(published), archive_queue=False).seconds)
                 daily.unlink()
                 store = reopen(sim, db)
             if measured and hour == 23:
-                # The job before: it publishes what has closed and levels (the pages job, level_database.sh) ...
+                # The job before: it levels (level_database.sh) ...
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
-                release(store, now, History.open(published, published))
                 store.close()
-                done = level(db, record, now, History.open(published))
+                done = level(db, record, now, History.open(published), archive_queue=False)
                 level_max = max(level_max, done.seconds)
                 store = reopen(sim, db)
                 store.checkpoint()
                 shutil.copyfile(db, saved)  # ... and saves the cache the hour's job restores
             sim.hour(h)
-            if measured and hour == 23:  # that job's own export, and the archive job's after it
+            if measured and hour == 23:  # that job's own export
                 export.export_new(store, record, now=growth.START + timedelta(hours=h, minutes=10))
-            sim.archive_hour(h)
         export.export_new(store, record, now=growth.START + timedelta(hours=day * 24 + 23, minutes=30))
         if not measured:
             continue
         t = time.monotonic()
         files, _ = resume(record, saved)
-        job = level(saved, record, growth.START + timedelta(days=day + 1), History.open(published))
+        job = level(saved, record, growth.START + timedelta(days=day + 1), History.open(published),
+                    archive_queue=False)
         seconds = time.monotonic() - t
         rows.append((day + 1, (job.bytes_after, per_job_bytes(saved)), files, seconds, job.seconds,
                      largest_tables(saved)))
@@ -228,7 +227,7 @@ def main() -> None:
           + ", ".join(f"{name} {part * (JOBS_SCALE if _per_job(name) else args.outlets[0] / k) / GIB:.2f} GiB"
                       for name, part in tables))
     print(f"sizes: the per-job tables ({', '.join(PER_JOB)}, and their indexes) scaled x{JOBS_SCALE:g} (4 collect "
-          "jobs an hour against the simulation's 2 runs), every other row with the outlets")
+          "jobs an hour against the simulation's 1 run), every other row with the outlets")
     print(f"times: what a resume and level cost whatever the outlets ({fixed:.2f} s, levelling a database of no "
           "observation) is added once, the rest scaled")
     print(f"time {time.monotonic() - started:,.0f} s")

@@ -103,7 +103,9 @@ def test_a_job_that_follows_every_stream_checks_out_each_ones_newest_days_and_fo
                "RECORD_FIRST_PERIOD": "2025"}
         out = script(github, "record_repository.sh", "checkout", str(clone), **env)
         assert out.returncode == 0 and "due=no" in out.stdout, out.stdout + out.stderr
-        return clone, script(github, "follow_database.sh", str(clone), str(tmp_path / "followed.db"))
+        # Never levelled (LEVEL_EVERY_HOURS 0), so it can be compared with a full rebuild row for row.
+        return clone, script(github, "follow_database.sh", str(clone), str(tmp_path / "followed.db"),
+                             LEVEL_EVERY_HOURS="0")
 
     clone, first = follower("a", days[-1])
     # Each stream's two newest days, and no older one, until a database is first written.

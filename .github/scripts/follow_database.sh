@@ -10,6 +10,13 @@
 # checked out sparsely (its newest days: record_repository.sh with RECORD_ALL_STREAMS) is checked out
 # whole first when that is not enough (a stream new to the copy, a copy older than those days).
 #
+# Then, every LEVEL_EVERY_HOURS (4) by the record's clock, the merged database and each stream's own
+# are levelled (`export follow --level-every`, collector/collect/follow_level.py), so neither grows with
+# the period: each stream's own as its job's working database, every article's identity kept; the
+# merged one to what the job reads (the archive's queue; FOLLOW_KEEPS adds the rest: pages.yml
+# `--for-figures`, the rows a release still reads; vantages.yml `--awake-hours 30`, the answers it
+# compares). A level is left for a later job when the database holds rows not yet exported.
+#
 #   bash .github/scripts/follow_database.sh data/record data/takedownwatch.db           # pages
 #   bash .github/scripts/follow_database.sh data/record data/takedownwatch.db archive   # archive
 set -euo pipefail
@@ -20,7 +27,11 @@ python=${PYTHON:-python}
 source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 args=(--out "$record" --db "$db")
+every=${LEVEL_EVERY_HOURS:-4}  # 0: never levelled (the whole period's record, as `export rebuild` makes it)
+[[ "$every" != 0 ]] && args+=(--level-every "$every")
 [[ -n "$writes" ]] && args+=(--writes "$writes")
+read -r -a keeps <<< "${FOLLOW_KEEPS:-}"
+args+=("${keeps[@]}")
 if "$python" -m collector export follow "${args[@]}"; then
   exit 0
 fi

@@ -14,6 +14,9 @@
 # left out is in the record, and `export rebuild` makes the full database for browsing); a database
 # levelled less than LEVEL_EVERY_HOURS (4) ago is left as it is, and so is one whose level is not
 # expected to end before the job's DEADLINE (the environment's, when set: collect's and archive's).
+# It is a collect or vantages stream's own database: the archive job submits its captures from the
+# database that follows every stream (archive.yml), so no archive answer is ever in this one, and the
+# level does not keep a capture awake for want of one (`export level --no-archive-queue`).
 #
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
@@ -25,14 +28,14 @@ source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout 
 mkdir -p "$record"
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-    exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" ${DEADLINE:+--deadline "$DEADLINE"}
+    exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
   fi
   # A sparse checkout holds the newest days only: a cache older than them needs the rest.
   if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
     echo "checking out the whole record folder: the cached database is older than its newest days" >&2
     git -C "$record" sparse-checkout disable
     if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-      exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" ${DEADLINE:+--deadline "$DEADLINE"}
+      exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
     fi
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
@@ -48,4 +51,4 @@ repository: run the rebuild-database workflow (it reads every year's) and then t
 fi
 # The folder's own stream only: the default stream's folder also holds the other streams' (streams/).
 "$python" -m collector export rebuild --out "$record" --db "$db" --stream .
-"$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" ${DEADLINE:+--deadline "$DEADLINE"}
+"$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}

@@ -125,8 +125,18 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
 @click.option("--writes", default=None,
               help="The stream this database also writes (the archive job's, 'archive'): its own rows are "
                    "exported from it to streams/NAME, every other stream's read beside them.")
+@click.option("--level-every", "every", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Hours: then level it and each stream's own database beside it when the last level is older "
+                   "than this (collect/follow_level.py), keeping what the job reads. Default: never levelled.")
+@click.option("--for-figures", "figures", is_flag=True,
+              help="With --level-every: keep every row a release still computes figures from (the pages job).")
+@click.option("--published", default="data/published", show_default=True,
+              help="With --for-figures: the published history (its periods' rows need not be kept).")
+@click.option("--awake-hours", type=click.FloatRange(min=0), default=None,
+              help="With --level-every: keep every row of the last HOURS whole (the vantages job compares the "
+                   f"last {settings.VANTAGE_COMPARE_LOOKBACK_HOURS}; default {settings.WORKING_RECENT_HOURS}).")
 @lock_option
-def follow_command(out_dirs, db, writes, lock_wait):
+def follow_command(out_dirs, db, writes, every, figures, published, awake_hours, lock_wait):
     """Bring a database that merges every stream level with the files each stream wrote since.
 
     The same rows as `export rebuild` of the same files, without reading them
@@ -141,10 +151,19 @@ def follow_command(out_dirs, db, writes, lock_wait):
     Example:
         python -m collector export follow --out data/record --db data/all-streams.db
         python -m collector export follow --out data/record --db data/takedownwatch.db --writes archive
+        python -m collector export follow --out data/record --db data/all-streams.db --level-every 4 --for-figures
     """
+    from collector.collect.follow_level import level_followed
+    from collector.publish.history import History
+
+    if (figures or awake_hours is not None) and every is None:
+        raise click.UsageError("--for-figures and --awake-hours say what a level keeps: give --level-every too")
     try:
         with exclusive(db, "export follow", lock_wait):
             done = follow(db, list(out_dirs), writes)
+            levelled = None if every is None else level_followed(
+                db, list(out_dirs), every, history=History.open(published) if figures else None, figures=figures,
+                awake_hours=awake_hours)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:
@@ -154,6 +173,16 @@ def follow_command(out_dirs, db, writes, lock_wait):
                + (f"; rebuilt the own database of {', '.join(n or '(default)' for n in done.rebuilt)}"
                   if done.rebuilt else "")
                + (f"; merged anew ({done.why})" if done.merged_anew else ""))
+    if levelled is not None:
+        if levelled.skipped:
+            click.echo(f"{db} not levelled: {levelled.skipped}")
+        else:
+            mib, merged = 2 ** 20, levelled.merged
+            seconds = merged.seconds + sum(p.seconds for p in levelled.parts.values())
+            own = ", ".join(f"{name or '(default)'} {p.bytes_before / mib:.1f} -> {p.bytes_after / mib:.1f} MiB"
+                            for name, p in sorted(levelled.parts.items()))
+            click.echo(f"levelled {db}: {merged.bytes_before / mib:.1f} MiB -> {merged.bytes_after / mib:.1f} MiB, "
+                       f"its streams' own databases {own}, in {seconds:.1f} s")
 
 
 @export.command("level")
@@ -174,8 +203,12 @@ def follow_command(out_dirs, db, writes, lock_wait):
               help="Keep also every row a release still computes figures from (the months not yet in the "
                    "published history). No job needs it: the pages job computes them from the database that "
                    "follows every stream.")
+@click.option("--archive-queue/--no-archive-queue", "archive_queue", default=True, show_default=True,
+              help="Keep every capture the archive has not confirmed, and its article awake. A collect or "
+                   "vantages stream's database gives --no-archive-queue: the archive job submits its "
+                   "captures from the database that follows every stream, so no answer is ever in this one.")
 @lock_option
-def level_command(out_dir, db, published, now, within, deadline, lock_wait, figures):
+def level_command(out_dir, db, published, now, within, deadline, lock_wait, figures, archive_queue):
     """Replace the working database by one holding only what the jobs read.
 
     The database must be level with the record (export rebuild, or rebuild
@@ -207,7 +240,7 @@ def level_command(out_dir, db, published, now, within, deadline, lock_wait, figu
                     click.echo(f"{db} left as it is: a level is expected to take {seconds:.0f} s, past the "
                                f"deadline {deadline}; a later job levels it")
                     return
-            done = level(db, out_dir, when, History.open(published), figures=figures)
+            done = level(db, out_dir, when, History.open(published), figures=figures, archive_queue=archive_queue)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -22,7 +22,7 @@ from collector.record import dormant, schema
 from collector.wayback.answers import PERMANENT_EXTS
 
 def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str, awake: str,
-           figures: bool = False) -> list[int]:
+           figures: bool = False, archive_queue: bool = True, identities: bool = False) -> list[int]:
     """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
 
     `articles` are those with a check still owed (collect/revisits.py
@@ -30,6 +30,10 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
     article with a row since `awake` (settings.WORKING_RECENT_HOURS) is kept
     whole; the requests, runs and listings of the recent ledger since `recent`.
     With `figures`, the rows a release computes figures from, since `since`.
+    With `archive_queue` False (a collect or vantages stream's own database:
+    the archive job submits its captures from the database that follows
+    every stream, and its answers are never in this one) a capture the
+    archive has not confirmed keeps nothing awake: here, none ever is.
     """
     for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
         # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
@@ -47,7 +51,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
            AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
         days=settings.COMPARISON_RETRY_DAYS))})
-    held = quiet(conn, follow_ups)
+    held = quiet(conn, follow_ups, archive_queue)
     conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
     # Articles first captured in a month a release still reads: what their figures are made of.
     conn.execute("""INSERT OR IGNORE INTO keep_figures
@@ -66,9 +70,9 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
           WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
                                           OR s.article_id IN (SELECT id FROM keep_figures))
-        UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
+        UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND :queue = 1 AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
-               AND a.timestamp IS NOT NULL)""", p)  # the archive job's queue: captures not yet confirmed
+               AND a.timestamp IS NOT NULL)""", {**p, "queue": int(archive_queue)})  # the archive's queue
     # Submissions: the recent ledger's; every attempt at a kept snapshot not yet settled (the archive job counts
     # them: wayback/history.py); of a settled one, the answer that settled it and its first confirmed copy
     # (what candidates() and the figures' archived_at read).
@@ -120,7 +124,8 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
            AND (state = 'pending' OR queued_at >= :since)
         UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
-        UNION SELECT article_id FROM src.events""", p)
+        UNION SELECT article_id FROM src.events
+        UNION SELECT id FROM src.articles WHERE :identities = 1""", {**p, "identities": int(identities)})
     for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
                         ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
         storage = schema.VIEW_ROWS.get(table, table)
@@ -129,8 +134,11 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
     return held
 
 
-def quiet(conn, follow_ups: set[int]) -> list[int]:
-    """Return the articles of keep_articles to hold as dormant rows, and take them out of keep_articles."""
+def quiet(conn, follow_ups: set[int], archive_queue: bool = True) -> list[int]:
+    """Return the articles of keep_articles to hold as dormant rows, and take them out of keep_articles.
+
+    With `archive_queue` False, whether the archive confirmed a capture is not asked (see select).
+    """
     conn.execute("CREATE TEMP TABLE keep_awake (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT OR IGNORE INTO keep_awake VALUES (?)", [(a,) for a in sorted(follow_ups)])
     conn.execute("INSERT OR IGNORE INTO keep_awake SELECT id FROM keep_recent")
@@ -143,9 +151,9 @@ def quiet(conn, follow_ups: set[int]) -> list[int]:
          WHERE n = 1 AND outcome = 'absent'""")
     # A capture the archive job has not seen confirmed (its queue: wayback/history.py).
     conn.execute("""INSERT OR IGNORE INTO keep_awake
-        SELECT s.article_id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND NOT EXISTS (
+        SELECT s.article_id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND ? AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
-               AND a.timestamp IS NOT NULL)""")
+               AND a.timestamp IS NOT NULL)""", (int(archive_queue),))
     # Nothing to count its slots from, or no latest snapshot to compare with: kept as it is.
     dormant_before = f"SELECT article_id FROM src.{dormant.TABLE}" if dormant.exists(conn, "src") else "SELECT 0 WHERE 0"
     conn.execute(f"""INSERT OR IGNORE INTO keep_awake

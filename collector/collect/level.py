@@ -86,7 +86,9 @@ class Levelled:
 
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
-          new_path: str | Path | None = None, figures: bool = False) -> Levelled:
+          new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True,
+          identities: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
+          check=None) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
     out_dir is the record folder the database is level with (its newest
@@ -97,19 +99,31 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     the record does not. With now None, "now" is when the database's last
     run started: the record's own clock, so a cache restored late, or a
     replay of another time, keeps its recent ledger whatever the runner's clock.
+    With archive_queue False (`export level --no-archive-queue`: a collect or
+    vantages stream's database, whose captures the archive job submits from
+    the database that follows every stream) no capture is kept for want of
+    an archive answer: none is ever recorded in that database.
+
+    A database that follows every stream (collect/follow_level.py) levels its
+    streams' own databases with identities=True (every article's identity
+    kept: a merge maps one address several streams recorded to one article)
+    and itself with hold_dormant=False (no job revisits from it, so a quiet
+    article's rows are only left out), awake_hours (what its job reads back,
+    settings.WORKING_RECENT_HOURS by default) and its own `check` (a callable
+    given the source Store, raising ExportError) instead of out_dir's head.
     """
     started = time.monotonic()
     db_path, target = Path(db_path), Path(new_path) if new_path else None
     temporary = (target or db_path).with_name((target or db_path).name + ".levelling")
     for leftover in _files(temporary):
         leftover.unlink(missing_ok=True)
-    if last_batch(Path(out_dir)) is None and _empty(db_path):
+    if check is None and last_batch(Path(out_dir)) is None and _empty(db_path):
         size = _size(db_path)
         return Levelled(db_path, bytes_before=size, bytes_after=size, skipped=f"{out_dir} holds no export file "
                         "yet and the database no row: nothing to leave out")
     source = Store(db_path)
     try:
-        _check_in_record(source, Path(out_dir), db_path)
+        (check or (lambda store: _check_in_record(store, Path(out_dir), db_path)))(source)
         if now is None:
             now = _last_run(source) or Clock().now()
         articles = pending_articles(source.conn)
@@ -134,14 +148,18 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             conn.execute("PRAGMA foreign_keys = OFF")  # rows point at rows left out (they are in the record)
             conn.execute("ATTACH DATABASE ? AS src", (str(db_path),))
             with new.transaction():
-                awake = iso(now - timedelta(hours=settings.WORKING_RECENT_HOURS))
-                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures)
+                hours = settings.WORKING_RECENT_HOURS if awake_hours is None else awake_hours
+                awake = iso(now - timedelta(hours=hours))
+                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures, archive_queue,
+                                   identities)
                 _copy(conn, iso(recent), since, awake)
-                _dormant(conn, held)
+                if hold_dormant:
+                    _dormant(conn, held)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):
                         shadows.copy_table(conn, table)  # as exported: the state equals the record's
-                shadows.set_head(conn, *head)
+                if head is not None:  # a database that follows every stream and writes none has no head
+                    shadows.set_head(conn, *head)
                 conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
                              "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL)")

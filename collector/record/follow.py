@@ -94,7 +94,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     for name, paths in found.items():
         part = parts_dir / f"{name or DEFAULT_PART}.db"
         try:
-            before[name] = _tops(part) if part.exists() else None
+            before[name] = tops(part) if part.exists() else None
             _level_part(paths, part, name, done)
         except ExportError as exc:
             raise ExportError(f"stream {name or '(default)'}: {exc}") from exc
@@ -103,6 +103,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     db = Path(db_path)
     why = _increment(db, parts, written, before, writer) if db.exists() else "there was no merged database"
     if why:
+        _unlevel(found, parts, done)
         _merge_anew(db, parts, written)
         done.merged_anew, done.why = True, why
     if writer is not None:
@@ -174,6 +175,29 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed)
     done.files[_label(name)] = len(chain(paths))
 
 
+def levelled(part: Path) -> bool:
+    """Return True when a stream's own database was levelled (collect/follow_level.py): it lacks rows."""
+    conn = sqlite3.connect(part)
+    try:
+        return shadows.levelled_at(conn) is not None
+    finally:
+        conn.close()
+
+
+def _unlevel(found: dict[str | None, list[Path]], parts: dict[str | None, Path], done: Followed) -> None:
+    """Rebuild whole, from their folders, the levelled streams' databases a merge anew is to read.
+
+    A levelled stream's database lacks rows that another stream's decide
+    what a merge keeps (a capture the archive stream has not confirmed is
+    left out of its collect stream's database), so a merge from them would
+    not be the record's.
+    """
+    for name, part in parts.items():
+        if part.exists() and levelled(part):
+            _remove(part)
+            _level_part(found[name], part, name, done)
+
+
 def _written(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
     """Return when each stream's last file was written, as merge.newest does, from its newest folder alone.
 
@@ -191,7 +215,7 @@ def _remove(db: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _tops(part: Path) -> dict[str, int]:
+def tops(part: Path) -> dict[str, int]:
     """Return a stream's database's last id of each appended table (0: none)."""
     conn = sqlite3.connect(part)
     try:
@@ -221,7 +245,8 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
                 continue  # a stream new to it: every row is new
             if before[name] is None:
                 return f"stream {name or '(default)'}'s own database was rebuilt"
-            if name != writer and any(marks.get((_label(name), t), 0) != n for t, n in before[name].items()):
+            changed = any(marks.get((_label(name), t), 0) != n for t, n in before[name].items())
+            if changed and not _writes(name, writer):
                 return f"it did not hold what stream {name or '(default)'}'s own database held"
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("PRAGMA synchronous = OFF")
@@ -232,7 +257,7 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
         for table in record_tables(conn):
             if appended_by_id(conn, table):
                 for name in by_range:
-                    if name == writer:
+                    if _writes(name, writer):
                         continue  # its rows are the ones it wrote (checked above)
                     after = marks.get((_label(name), table), 0)
                     if _decided_otherwise(conn, table, name, parts[name], after):
@@ -252,6 +277,11 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
     return None
 
 
+def _writes(name: str | None, writer: str | None) -> bool:
+    """Return True for the stream the database writes (None, the default stream, is never written by one)."""
+    return writer is not None and name == writer
+
+
 def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
     """Return why the database lacks rows of the writer's folder, or None when it holds them all.
 
@@ -261,13 +291,13 @@ def _writers_rows(conn, writer: str | None, part: Path | None) -> str | None:
     if writer is None:
         return None
     low = streams.base(writer)
-    tops = _tops(part) if part else {}
+    held = tops(part) if part else {}
     for table in record_tables(conn):
         if appended_by_id(conn, table):
             top = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}" WHERE id > ? AND id <= ?',
                                (low, low + settings.STREAM_ID_RANGE)).fetchone()[0]
-            if top < tops.get(table, 0):
-                return f"it lacks {table} rows of stream {writer}'s folder ({top} < {tops.get(table, 0)})"
+            if top < held.get(table, 0):
+                return f"it lacks {table} rows of stream {writer}'s folder ({top} < {held.get(table, 0)})"
     return None
 
 
@@ -301,7 +331,7 @@ def _merge_anew(db: Path, parts: dict[str | None, Path], written: dict[str | Non
     try:
         with store.conn as conn:
             for name, part in parts.items():
-                for table, top in _tops(part).items():
+                for table, top in tops(part).items():
                     conn.execute("INSERT INTO export_followed VALUES (?, ?, ?, NULL)", (_label(name), table, top))
         _mark_streams(store.conn, written)
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -168,3 +168,40 @@ def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
             store.conn.close()
     # Both levels hold the same rows (the recent ledger is 2 days); only the newest hours' texts stay whole.
     assert len(whole["within"]) >= 2 and whole["after"] == set()
+
+
+def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(record, tmp_path):
+    """A collect stream's database never holds an archive answer (archive.yml writes its own stream).
+
+    Kept for want of one (the default, a database the archive job reads), no article is ever quiet; with
+    --no-archive-queue (level_database.sh) they are, and are scheduled as in the full database.
+    """
+    _host, full, folder, ids = record
+    articles = sorted(ids[n] for n in ("same", "edited", "gone"))
+    assert rows_of(full, "SELECT COUNT(*) FROM archive_submissions") == [(0,)]
+    queued, stream = tmp_path / "queued.db", tmp_path / "stream.db"
+    copy(full, queued)
+    copy(full, stream)
+    level(queued, folder, LATE, History.open(tmp_path / "published"))
+    level(stream, folder, LATE, History.open(tmp_path / "published"), archive_queue=False)
+    assert rows_of(queued, f"SELECT COUNT(*) FROM {dormant.TABLE}") == [(0,)]
+    assert rows_of(queued, "SELECT COUNT(*) FROM snapshot_rows WHERE purpose = 'capture' AND article_id IN "
+                           "(?, ?, ?)", articles) == [(3,)]  # the archive's queue, kept whole
+    assert [r[0] for r in rows_of(stream, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == articles
+    assert rows_of(stream, "SELECT COUNT(*) FROM snapshot_rows WHERE article_id IN (?, ?, ?) AND id < "
+                           "(SELECT MAX(id) FROM snapshot_rows)", articles) == [(0,)]
+    for hours in (0, 72, 168, 720, 8760):
+        at = LATE - timedelta(hours=168) + timedelta(hours=hours)
+        assert due(stream, at) == due(full, at)
+
+
+def test_the_working_databases_level_does_not_keep_the_archives_queue():
+    """Every job that levels with level_database.sh works on a stream's own database, never the archive's."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    script = (root / ".github/scripts/level_database.sh").read_text(encoding="utf-8")
+    levels = [line for line in script.splitlines() if "export level" in line and not line.lstrip().startswith("#")]
+    assert levels and all("--no-archive-queue" in line for line in levels)
+    for workflow in sorted((root / ".github/workflows").glob("*.yml")):
+        if "level_database.sh" in workflow.read_text(encoding="utf-8"):
+            assert workflow.name in {"collect.yml", "vantages.yml"}  # not archive.yml: it follows every stream

@@ -26,7 +26,7 @@ class Writer:
     """One stream's job: its own database, exporting into its own folder of the record."""
 
     def __init__(self, tmp_path, root, name):
-        self.name, self.root = name, root
+        self.name, self.root, self.stream = name, root, name
         self.store = Store(tmp_path / f"{name}.db")
         with self.store.transaction() as conn:
             streams.set_stream(conn, name)
@@ -60,7 +60,7 @@ class Writer:
                              (url, url, self.articles[address], f"queued by {self.name}", seen, run))
         self.exports += 1
         when = NOW + timedelta(minutes=15 * self.exports + len(self.name))
-        assert ex.export_new(store, streams.folder(self.root, self.name), now=when).path is not None
+        assert ex.export_new(store, streams.folder(self.root, self.stream), now=when).path is not None
 
 
 def _check(tmp_path, root, db, n: int) -> follow.Followed:
@@ -98,6 +98,23 @@ def test_the_followed_database_equals_a_full_rebuild_after_every_increment_in_an
     assert conn.execute("SELECT COUNT(*) FROM export_merged WHERE how = 'relabelled'").fetchone()[0] > 0
     followed = dict(conn.execute("SELECT stream, through FROM export_followed WHERE table_name = 'checks'"))
     assert followed == {w.name: w.store.one("SELECT MAX(id) AS n FROM checks")["n"] for w in (a, b, c)}
+
+
+def test_the_default_streams_new_rows_are_followed_by_increments_too(tmp_path):
+    """The default stream (one hosted collect job: collect_matrix.py names no stream) is not a writer's."""
+    root, db = tmp_path / "record", tmp_path / "followed.db"
+    default, other = Writer(tmp_path, root, None), Writer(tmp_path, root, "bd-1of1")
+    default.name = "hosted"  # its vantage; its stream is the default one
+    steps = [[(default, "2026-08-13T04:00:00Z", ["x", "y"], ("1h",))],
+             [(default, "2026-08-13T05:00:00Z", ["x", "z"], ("6h",)), (other, "2026-08-13T05:10:00Z", ["z"], ("6h",))],
+             [(default, "2026-08-13T06:00:00Z", ["w"], ("24h",))]]
+    for n, step in enumerate(steps):
+        for writer, seen, addresses, slots in step:
+            writer.run(seen, addresses, slots)
+        done = _check(tmp_path, root, db, n)
+        assert done.merged_anew == (n == 0) and done.files.get("") == 1
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0] == 4
 
 
 def test_a_late_file_that_changes_an_earlier_decision_merges_anew_and_still_equals_a_rebuild(tmp_path):

@@ -1,0 +1,166 @@
+"""The database that follows every stream (the pages, archive and vantages jobs'), levelled, over two simulated years.
+
+    .venv/bin/python bench/follower_db.py                # 730 days, 1 outlet simulated, figures for 40 and 100
+    .venv/bin/python bench/follower_db.py --days 40      # a quick look
+
+No network. The record is bench/working_db.py's simulation (bench/storage_growth.py: the real Store,
+schema and `export_new`; real addresses, titles, text lengths and vocabulary; revisits on
+settings.RECHECK_SCHEDULE_HOURS) with the archive job's answers each hour, every capture of the hour
+submitted and confirmed, exported to a record folder once a simulated day. Its answers are written in
+the same stream here (as one database doing both jobs writes them); in the workflows they are the
+archive stream's, a stream's database beside the others, levelled alike.
+
+On days 30, 100, 200, 365, 500 and 730 (and the last) a database that follows the record
+(`export follow`, collector/record/follow.py) is brought level with it and levelled as
+follow_database.sh does every 4 hours (collector/collect/follow_level.py, with the pages job's
+--for-figures, which keeps the most: every row a release still reads, the periods closed by then
+published first as pages.yml does). --level-every hours later a copy of it follows the record again,
+which is the largest it gets between levels, and is levelled: the follow and level a job then does,
+timed. The sizes are of the merged database and its streams' own databases beside it together.
+Sizes and times scale with the outlets as bench/working_db.py's do; the rows every job writes
+whatever the outlets (PER_JOB) with the jobs the database follows instead (4 collect jobs and 1
+archive job an hour against the simulation's 2 runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import storage_growth as growth  # noqa: E402  (the hourly simulation)
+import working_db  # noqa: E402  (its revisits, each finding the page; the per-job tables)
+from collector.collect.follow_level import level_followed  # noqa: E402
+from collector.publish.history import History  # noqa: E402
+from collector.publish.release import release  # noqa: E402
+from collector.record import export  # noqa: E402
+from collector.record.follow import follow, parts_folder  # noqa: E402
+from collector.record.store import Store  # noqa: E402
+
+MIB, GIB = 2**20, 2**30
+TARGET = working_db.TARGET
+JOBS_SCALE = 5 / 2  # 4 collect jobs and 1 archive job an hour, against the simulation's 2 runs
+
+
+def measure(db: Path) -> tuple[int, int]:
+    """Return (bytes, bytes of the per-job tables) of a following database and its streams' own together."""
+    files = [db, *sorted(parts_folder(db).glob("*.db"))]
+    return (sum(p.stat().st_size for f in files for p in (f, Path(f"{f}-wal")) if p.exists()),
+            sum(working_db.per_job_bytes(f) for f in files))
+
+
+def copy_follower(db: Path, to: Path) -> None:
+    for path in (to, Path(f"{to}-wal"), Path(f"{to}-shm")):
+        path.unlink(missing_ok=True)
+    shutil.rmtree(parts_folder(to), ignore_errors=True)
+    shutil.copyfile(db, to)
+    shutil.copytree(parts_folder(db), parts_folder(to))
+
+
+def publish(follower: Path, published: Path, now) -> None:
+    """The pages job's release, from the database that follows every stream (pages.yml)."""
+    store = Store(follower)
+    try:
+        release(store, now, History.open(published, published))
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--days", type=int, default=730)
+    parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
+    parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
+    parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
+    parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
+    parser.add_argument("--entries", type=int, default=100, help="entries per listing")
+    parser.add_argument("--level-every", type=int, default=4, choices=range(1, 24), metavar="HOURS",
+                        help="hours between levels, as follow_database.sh's LEVEL_EVERY_HOURS (default 4)")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="follower-db-"))
+    work.mkdir(parents=True, exist_ok=True)
+    record, published = work / "record", work / "published"
+    db, follower, later = work / "stream.db", work / "follower.db", work / "later.db"
+    for path in (record, published, parts_folder(follower), parts_folder(later)):
+        shutil.rmtree(path, ignore_errors=True)
+    for path in work.glob("*.db*"):
+        path.unlink()
+    started = time.monotonic()
+    rng = random.Random(args.seed)
+    corpus = growth.Corpus(rng)
+    per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
+    store = Store(db)
+    sim = working_db.EveryRevisitPresent(store, corpus, args.simulate, args.per_day, args.sources, args.entries,
+                                         True, rng, per_kind)
+    print(f"simulating {args.days} days x 24 hourly collect and archive jobs, {args.simulate} outlet(s), "
+          f"{args.per_day} new articles a day each; a database following the record, levelled on the days "
+          f"reported; work folder {work}", flush=True)
+    export.export_new(store, record, now=growth.START)
+    checkpoints = sorted({d for d in working_db.CHECKPOINTS if d <= args.days} | {args.days})
+    rows = []
+    for day in range(args.days):
+        measured = day in checkpoints  # measured on the day after a checkpoint's last hour
+        for hour in range(24):
+            h = day * 24 + hour
+            if measured and hour == 0:  # the record as it stands: followed and levelled
+                now = growth.START + timedelta(hours=h)
+                export.export_new(store, record, now=now)
+                follow(follower, record)
+                publish(follower, published, now)
+                caught_up = level_followed(follower, record, args.level_every, now=now,
+                                           history=History.open(published), figures=True)
+                assert caught_up.skipped is None, caught_up.skipped
+                levelled = measure(follower)
+            if measured and hour == args.level_every:  # a job --level-every hours on
+                now = growth.START + timedelta(hours=h)
+                export.export_new(store, record, now=now)
+                copy_follower(follower, later)
+                t = time.monotonic()
+                follow(later, record)
+                grown = measure(later)
+                job = level_followed(later, record, args.level_every, now=now, history=History.open(published),
+                                     figures=True)
+                seconds = time.monotonic() - t
+                assert job.skipped is None, job.skipped
+                rows.append((day, levelled, grown, seconds))
+                print(f"  day {day:>3}: following database {levelled[0] / MIB:,.1f} MiB simulated, "
+                      f"{grown[0] / MIB:,.1f} MiB {args.level_every} hours later; that job's follow + level "
+                      f"{seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
+            sim.hour(h)
+            sim.archive_hour(h)
+        export.export_new(store, record, now=growth.START + timedelta(hours=day * 24 + 23, minutes=30))
+    store.close()
+    k = args.simulate
+
+    def size(measured: tuple[int, int], scale: float) -> float:
+        total, jobs = measured
+        return (total - jobs) * scale + jobs * JOBS_SCALE
+
+    print()
+    for outlets in args.outlets:
+        scale = outlets / k
+        print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
+        print(f"   day  following database (levelled)  {args.level_every} hours later  that job's follow + level")
+        for day, levelled, grown, seconds in rows:
+            print(f"  {day:>4}  {size(levelled, scale) / GIB:6.2f} GiB                 "
+                  f"{size(grown, scale) / GIB:6.2f} GiB ({'under' if size(grown, scale) < TARGET else 'OVER'} 2 GB)"
+                  f"  {seconds * scale:6.1f} s")
+        print()
+    print(f"sizes: the merged database and its streams' own databases together; the per-job tables "
+          f"({', '.join(working_db.PER_JOB)}) scaled x{JOBS_SCALE:g}, every other row with the outlets")
+    print(f"time {time.monotonic() - started:,.0f} s")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Bounding a database that follows every stream: its streams' own databases and itself, levelled.
+
+`export follow` (collector/record/follow.py) keeps, beside the merged
+database, each stream's own database, and merges their new rows. Both grew
+with the whole period's record (about twice the full database). After a
+follow, `level_followed` levels them as a stream's working database is
+levelled (collector/collect/level.py), when the last level is older than
+`every` hours by the record's clock:
+
+* each stream's own database as its job's (dormant articles, the recent
+  ledger, no archive queue: a stream's answers are the archive stream's),
+  with every article's identity kept, so the next follow still maps an
+  address several streams recorded to the one article a full merge keeps
+  (merge.article_map reads the streams' articles);
+* the merged database by what its job reads: the archive job's queue
+  (`archive_queue`: every capture the archive has not confirmed, every try
+  of it, from whichever stream), the rows a release computes figures from
+  (`figures`, with the published history: the pages job), the last
+  `awake_hours` of every stream (the vantages job compares the last day's
+  answers), and no dormant row (no job revisits from it).
+
+A level is refused, the databases left whole, unless the merged database
+holds exactly what its streams' databases hold (export_followed), the
+stream it writes included (nothing written since its last export). The
+merged database keeps export_followed, so the next follow copies only the
+rows after it. When a later follow must merge anew from levelled streams'
+databases, it rebuilds them from their folders first (follow.py), since a
+levelled stream's database no longer holds the rows another stream's
+decision reads (the archive queue's captures and their answers are in
+different streams).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from collector import settings
+from collector.clock import parse_instant
+from collector.collect.level import Levelled, level
+from collector.record import merge, shadows, streams
+from collector.record.fileformat import ExportError
+from collector.record.follow import DEFAULT_PART, parts_folder, tops
+from collector.record.store import Store
+from collector.record.tables import appended_by_id, record_tables
+
+
+@dataclass
+class FollowLevelled:
+    """What one level of a following database did: each stream's database's, the merged one's, or why none."""
+
+    parts: dict[str, Levelled] = field(default_factory=dict)
+    merged: Levelled | None = None
+    skipped: str | None = None
+
+
+def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime | None = None, history=None,
+                   figures: bool = False, archive_queue: bool = True,
+                   awake_hours: float | None = None) -> FollowLevelled:
+    """Return what was levelled of a following database and its streams' own, after a follow brought them level."""
+    db = Path(db_path)
+    folders = [Path(f) for f in (record_dirs if isinstance(record_dirs, (list, tuple)) else [record_dirs])]
+    found = merge.stream_folders(folders)
+    parts = {name: parts_folder(db) / f"{name or DEFAULT_PART}.db" for name in found}
+    done = FollowLevelled()
+    store = Store(db)
+    try:
+        clock = now or _newest_run(store.conn)
+        last = shadows.levelled_at(store.conn)
+        if clock is None:
+            done.skipped = "it holds no run yet"
+            return done
+        if last is not None and parse_instant(last) > clock - timedelta(hours=every):
+            done.skipped = f"it was levelled at {last}, less than {every:g} hours ago"
+            return done
+        done.skipped = _unlevelled(store.conn, parts)
+        if not done.skipped:
+            try:
+                _check_merged(store, parts)
+            except ExportError as exc:
+                done.skipped = str(exc)
+    finally:
+        store.close()
+    if done.skipped:
+        return done
+    for name, part in parts.items():  # each level is whole or nothing: one refused leaves the rest for later
+        if part.exists() and found[name]:
+            try:
+                done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False, identities=True)
+            except ExportError as exc:
+                done.skipped = f"stream {name or '(default)'}'s own database: {exc}"
+                return done
+    done.merged = level(db, None, clock, history, figures=figures and history is not None,
+                        archive_queue=archive_queue, hold_dormant=False, awake_hours=awake_hours,
+                        check=lambda source: _check_merged(source, parts))
+    return done
+
+
+def _newest_run(conn) -> datetime | None:
+    """Return when the newest run of any stream started: the record's clock (ids are by stream, not time)."""
+    row = conn.execute("SELECT MAX(started_at) FROM runs").fetchone()
+    try:
+        return parse_instant(row[0]) if row and row[0] else None
+    except ValueError:
+        return None
+
+
+def _unlevelled(conn, parts: dict) -> str | None:
+    """Return why the databases cannot be levelled now, or None."""
+    if streams.stream_of(conn) is None:
+        return "it is not a database that follows every stream"
+    missing = [name or "(default)" for name, part in parts.items() if not part.exists()]
+    return f"the own database of {', '.join(missing)} is missing" if missing else None
+
+
+def _check_merged(source: Store, parts: dict) -> None:
+    """Raise unless the merged database holds exactly the rows its streams' own databases hold."""
+    conn = source.conn
+    if getattr(source, "tampering", None):
+        raise ExportError(f"level refused: the database was tampered with ({'; '.join(source.tampering)})")
+    marks = {(s, t): n for s, t, n in conn.execute("SELECT stream, table_name, through FROM export_followed")}
+    writer = streams.stream_of(conn)
+    for name, part in parts.items():
+        label = name or ""
+        for table, top in tops(part).items():
+            if name == writer:
+                low = streams.base(name)
+                held = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}" WHERE id > ? AND id <= ?',
+                                    (low, low + settings.STREAM_ID_RANGE)).fetchone()[0]
+                if held != top:
+                    raise ExportError(f"level refused: it holds {table} rows of stream {name} its folder does not "
+                                      f"({held} != {top}): export them first")
+            elif marks.get((label, table), 0) != top:
+                raise ExportError(f"level refused: it does not hold what stream {name or '(default)'}'s own "
+                                  f"database holds ({table})")
+    for table in record_tables(conn) if writer != streams.MERGED else []:  # a writer's state, as exported
+        if not appended_by_id(conn, table) and shadows.changed_rows(conn, table):
+            raise ExportError(f"level refused: it holds {table} rows that differ from the record's")
+

@@ -1,0 +1,149 @@
+"""A database that follows every stream, levelled with its streams' own: what its jobs read stays (follow_level.py)."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+
+from click.testing import CliRunner
+
+from collector.cli.main import cli
+from collector.clock import iso
+from collector.collect.follow_level import level_followed
+from collector.publish.history import History
+from collector.record import export as ex, follow, merge, shadows, streams
+from collector.record.store import Store
+from collector.wayback.history import attempts_by_snapshot, candidates
+from tests.collect.test_pipeline import outlets  # noqa: F401  (the loopback outlets fixture)
+from tests.record.test_follow_figures import NOW, collect, figures
+
+JOBS = [("hosted-1of2", ["robotsmap"], 0), ("bd-1of2", ["robotsmap"], 0), ("hosted-2of2", ["homelink"], 1)]
+
+
+def archive_job(db, root, when, confirm: int | None = None, fail: int = 0):
+    """The archive job: follows every stream, writes its answers (`confirm` captures confirmed, `fail` tried)."""
+    done = follow.follow(db, [root], "archive")
+    store = Store(db)
+    try:
+        queue = candidates(store, when)
+        run = store.insert("runs", {"command": "archive", "started_at": iso(when), "vantage": "hosted",
+                                    "software_version": "0", "settings": "{}"})
+        for n, (snapshot, url) in enumerate(queue[:fail]):
+            store.insert("archive_submissions", {"snapshot_id": snapshot, "run_id": run, "kind": "submit",
+                                                 "url": url, "recorded_at": iso(when), "status": "error",
+                                                 "status_ext": "error:service-unavailable"})
+        for snapshot, url in queue[fail:][:confirm]:
+            store.insert("archive_submissions", {"snapshot_id": snapshot, "run_id": run, "kind": "status",
+                                                 "url": url, "recorded_at": iso(when), "status": "success",
+                                                 "timestamp": f"{when:%Y%m%d%H%M%S}"})
+        ex.export_new(store, streams.folder(root, "archive"), now=when + timedelta(minutes=5))
+    finally:
+        store.close()
+    return done
+
+
+def queue_of(db, when):
+    store = Store(db)
+    try:
+        return candidates(store, when), attempts_by_snapshot(store)
+    finally:
+        store.close()
+
+
+def count(db, table):
+    store = Store(db)
+    try:
+        return store.one(f'SELECT COUNT(*) FROM "{table}"')[0]
+    finally:
+        store.close()
+
+
+def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on_by_increments(tmp_path, outlets):  # noqa: F811
+    root, warc = tmp_path / "record", tmp_path / "warc"
+    for name, only, hours in JOBS:  # both vantages capture the same outlet's articles
+        collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
+    archiving = tmp_path / "archive.db"
+    archive_job(archiving, root, NOW + timedelta(hours=2), confirm=3, fail=2)  # the rest waits for a later job
+    later = NOW + timedelta(hours=20)
+    for name, only, _ in JOBS[:2]:  # a later job of each vantage: new listings, nothing new to capture
+        collect(tmp_path / f"{name}.db", outlets, name, only, later, warc, root)
+    follow.follow(archiving, [root], "archive")
+
+    # A database following every stream, never levelled, as the reference.
+    whole = tmp_path / "whole.db"
+    follow.follow(whole, [root])
+    before = queue_of(whole, later)
+    assert before[0] and before[1]  # captures still wait, and two have been tried once
+
+    done = level_followed(archiving, [root], 4, now=later + timedelta(hours=1))
+    assert done.skipped is None, done.skipped
+    assert set(done.parts) == {"hosted-1of2", "bd-1of2", "hosted-2of2", "archive"}
+    # Each stream's database left its quiet articles dormant, yet holds every article's identity.
+    for name in ("hosted-1of2", "bd-1of2"):
+        part = follow.parts_folder(archiving) / f"{name}.db"
+        assert done.parts[name].left_out and count(part, "export_dormant") > 0
+        assert count(part, "articles") == count(tmp_path / f"{name}.db", "articles")
+    # The merged database left rows out (the confirmed captures' articles), but the queue is the same.
+    assert done.merged.left_out.get("snapshots", 0) > 0
+    assert queue_of(archiving, later) == before
+
+    # The next archive job follows on by an increment, not a merge anew, and its queue is still the same.
+    step = archive_job(archiving, root, later + timedelta(hours=2), confirm=1)
+    assert not step.merged_anew, step.why
+    follow.follow(whole, [root])
+    assert queue_of(archiving, later + timedelta(hours=3)) == queue_of(whole, later + timedelta(hours=3))
+    again = level_followed(archiving, [root], 4, now=later + timedelta(hours=3))
+    assert again.skipped and "less than 4 hours ago" in again.skipped
+
+    # Forced to merge anew (a stream's own database lost), it rebuilds the levelled ones whole first.
+    (follow.parts_folder(archiving) / "bd-1of2.db").unlink()
+    anew = follow.follow(archiving, [root], "archive")
+    assert anew.merged_anew and set(anew.rebuilt) >= {"hosted-1of2", "bd-1of2", "hosted-2of2", "archive"}
+    assert not any(follow.levelled(p) for p in follow.parts_folder(archiving).glob("*.db"))
+    assert queue_of(archiving, later + timedelta(hours=3)) == queue_of(whole, later + timedelta(hours=3))
+
+
+def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path, outlets):  # noqa: F811
+    root, warc = tmp_path / "record", tmp_path / "warc"
+    for name, only, hours in JOBS:
+        collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
+    archive_job(tmp_path / "archive.db", root, NOW + timedelta(hours=2), confirm=4)
+    for name, only, _ in JOBS[:2]:
+        collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=20), warc, root)
+    pages = tmp_path / "pages.db"
+    runner = CliRunner()
+    done = runner.invoke(cli, ["export", "follow", "--out", str(root), "--db", str(pages), "--level-every", "4",
+                               "--for-figures", "--published", str(tmp_path / "published")])
+    assert done.exit_code == 0, done.output
+    assert "levelled" in done.output and "not levelled" not in done.output
+    store = Store(pages)
+    try:
+        assert shadows.levelled_at(store.conn) is not None
+    finally:
+        store.close()
+    merge.rebuild_record([root], tmp_path / "full.db")
+    assert figures(pages) == figures(tmp_path / "full.db")
+    # Without --level-every, nothing says what a level keeps.
+    refused = runner.invoke(cli, ["export", "follow", "--out", str(root), "--db", str(pages), "--for-figures"])
+    assert refused.exit_code == 2 and "--level-every" in refused.output
+
+
+def test_a_follower_holding_rows_it_has_not_exported_is_not_levelled(tmp_path, outlets):  # noqa: F811
+    root, warc = tmp_path / "record", tmp_path / "warc"
+    for name, only, hours in JOBS[:1]:
+        collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
+    archiving = tmp_path / "archive.db"
+    archive_job(archiving, root, NOW + timedelta(hours=2), confirm=1)
+    follow.follow(archiving, [root], "archive")
+    store = Store(archiving)
+    try:  # a time-stamping run's row, written after the job's last export
+        store.insert("runs", {"command": "timestamp", "started_at": iso(NOW + timedelta(hours=30)),
+                              "vantage": "hosted", "software_version": "0", "settings": "{}"})
+    finally:
+        store.close()
+    size = archiving.stat().st_size
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(archiving, copy)
+    done = level_followed(archiving, [root], 4)
+    assert done.skipped and "export them first" in done.skipped and not done.parts
+    assert archiving.stat().st_size == size and archiving.read_bytes() == copy.read_bytes()
