@@ -9,9 +9,10 @@ levelled (collector/collect/level.py), when the last level is older than
 
 * each stream's own database as its job's (dormant articles, the recent
   ledger, no archive queue: a stream's answers are the archive stream's),
-  with every article's identity kept, so the next follow still maps an
-  address several streams recorded to the one article a full merge keeps
-  (merge.article_map reads the streams' articles);
+  with of every article it leaves out its key's digest, id and first
+  sighting (record/articles.py IDENTITIES), so the next follow still maps
+  an address several streams recorded to the one article a full merge keeps
+  (merge.article_map);
 * the merged database by what its job reads: the archive job's queue
   (`archive_queue`: every capture the archive has not confirmed, every try
   of it, from whichever stream), the rows a release computes figures from
@@ -87,13 +88,15 @@ def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime
     for name, part in parts.items():  # each level is whole or nothing: one refused leaves the rest for later
         if part.exists() and found[name]:
             try:
-                done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False, identities=True)
+                done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False,
+                                              identity_digests=True)
             except ExportError as exc:
                 done.skipped = f"stream {name or '(default)'}'s own database: {exc}"
                 return done
     done.merged = level(db, None, clock, history, figures=figures and history is not None,
                         archive_queue=archive_queue, hold_dormant=False, awake_hours=awake_hours,
-                        check=lambda source: _check_merged(source, parts))
+                        check=lambda source: _check_merged(source, parts),
+                        ranges=[(streams.base(n), streams.base(n) + settings.STREAM_ID_RANGE) for n in parts])
     return done
 
 

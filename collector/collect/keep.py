@@ -22,7 +22,7 @@ from collector.record import dormant, schema
 from collector.wayback.answers import PERMANENT_EXTS
 
 def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str, awake: str,
-           figures: bool = False, archive_queue: bool = True, identities: bool = False) -> list[int]:
+           figures: bool = False, archive_queue: bool = True) -> list[int]:
     """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
 
     `articles` are those with a check still owed (collect/revisits.py
@@ -124,8 +124,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
            AND (state = 'pending' OR queued_at >= :since)
         UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
-        UNION SELECT article_id FROM src.events
-        UNION SELECT id FROM src.articles WHERE :identities = 1""", {**p, "identities": int(identities)})
+        UNION SELECT article_id FROM src.events""", p)
     for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
                         ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
         storage = schema.VIEW_ROWS.get(table, table)

@@ -67,6 +67,8 @@ from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
 
+MERGED_TABLE = "export_merged"  # a database merging every stream: how each row two streams recorded was merged
+
 # Record tables copied whole (besides every state table): small, or read whole by a job.
 WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
          "warc_files", "vantage_differences", "operator_actions")
@@ -87,8 +89,8 @@ class Levelled:
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
           new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True,
-          identities: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
-          check=None) -> Levelled:
+          identity_digests: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
+          check=None, ranges: list[tuple[int, int]] = ()) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
     out_dir is the record folder the database is level with (its newest
@@ -105,12 +107,15 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     an archive answer: none is ever recorded in that database.
 
     A database that follows every stream (collect/follow_level.py) levels its
-    streams' own databases with identities=True (every article's identity
-    kept: a merge maps one address several streams recorded to one article)
+    streams' own databases with identity_digests=True (of every article left out,
+    its key's digest, id and first sighting: a merge maps one address several
+    streams recorded to one article by them, record/articles.py IDENTITIES)
     and itself with hold_dormant=False (no job revisits from it, so a quiet
     article's rows are only left out), awake_hours (what its job reads back,
     settings.WORKING_RECENT_HOURS by default) and its own `check` (a callable
-    given the source Store, raising ExportError) instead of out_dir's head.
+    given the source Store, raising ExportError) instead of out_dir's head;
+    `ranges`, each stream's id range (low, high], keep each stream's last row
+    of every table too, the boundary its next rows are followed from.
     """
     started = time.monotonic()
     db_path, target = Path(db_path), Path(new_path) if new_path else None
@@ -150,11 +155,13 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             with new.transaction():
                 hours = settings.WORKING_RECENT_HOURS if awake_hours is None else awake_hours
                 awake = iso(now - timedelta(hours=hours))
-                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures, archive_queue,
-                                   identities)
-                _copy(conn, iso(recent), since, awake)
+                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures, archive_queue)
+                _boundaries(conn, ranges)
+                _copy(conn, iso(recent), since, awake, ranges)
                 if hold_dormant:
                     _dormant(conn, held)
+                if identity_digests:
+                    _identities(conn)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):
                         shadows.copy_table(conn, table)  # as exported: the state equals the record's
@@ -249,7 +256,24 @@ _RULES = {
 _STATE_RULES = {"capture_queue": "state = 'pending' OR queued_at >= :since"}
 
 
-def _copy(conn, recent: str, since: str, whole: str) -> None:
+def _last_ids(table: str, ranges) -> str:
+    """Return a query of a source table's last id, and of each stream's range."""
+    each = "".join(f" UNION ALL SELECT MAX(id) FROM src.{table} WHERE id > {int(low)} AND id <= {int(high)}"
+                   for low, high in ranges)
+    return f"SELECT MAX(id) FROM src.{table}{each}"
+
+
+def _boundaries(conn, ranges) -> None:
+    """Keep each stream's last row of the tables keep.py keeps by id (a database following every stream)."""
+    for table, kept in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),
+                        ("archive_submissions", "submissions"), ("requests", "requests"), ("runs", "runs")):
+        storage = schema.VIEW_ROWS.get(table, table)
+        for low, high in ranges:
+            conn.execute(f"INSERT OR IGNORE INTO keep_{kept} SELECT MAX(id) FROM src.{storage} "
+                         "WHERE id > ? AND id <= ? HAVING MAX(id) IS NOT NULL", (low, high))
+
+
+def _copy(conn, recent: str, since: str, whole: str, ranges=()) -> None:
     """Copy the kept rows of every record table into the new database, ids unchanged."""
     params = {"recent": recent, "since": since}
     for table in record_tables(conn):
@@ -257,7 +281,7 @@ def _copy(conn, recent: str, since: str, whole: str) -> None:
             continue
         cols = ", ".join(f'"{c}"' for c in columns(conn, table))
         if table in _RULES:
-            last = f" OR id = (SELECT MAX(id) FROM src.{table})"
+            last = f" OR id IN ({_last_ids(table, ranges)})"
             where = f" WHERE {_RULES[table]}{last}"
         elif table in _STATE_RULES:
             where = f" WHERE {_STATE_RULES[table]}"
@@ -279,7 +303,18 @@ def _copy(conn, recent: str, since: str, whole: str) -> None:
     for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS, dormant.TABLE}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
-            conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"')
+            where = _merged_kept(conn) if table == MERGED_TABLE and ranges else ""
+            conn.execute(f'INSERT INTO main."{table}" SELECT * FROM src."{table}"{where}')
+
+
+def _merged_kept(conn) -> str:
+    """Return the WHERE of a following database's export_merged rows whose row it keeps (what it folded into,
+    or relabelled): the rest say how rows it no longer holds were merged (the full database's say it too)."""
+    tables = set(record_tables(conn))
+    named = [r[0] for r in conn.execute(f"SELECT DISTINCT table_name FROM src.{MERGED_TABLE}") if r[0] in tables]
+    kept = " OR ".join(f"(table_name = '{t}' AND COALESCE(kept_id, row_id) IN (SELECT id FROM main.\"{t}\"))"
+                       for t in named)
+    return f" WHERE {kept}" if kept else " WHERE 0"
 
 
 def _texts(conn, whole: str) -> None:
@@ -321,6 +356,19 @@ def _dormant(conn, held: list[int]) -> None:
         held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
     dormant.make(conn, held)
+
+
+def _identities(conn) -> None:
+    """Write main's identities: the source's, and each left-out article's key digest, id and first sighting."""
+    table = identities.IDENTITIES
+    conn.execute(identities.CREATE_IDENTITIES)
+    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE name = ?", (table,)).fetchone():
+        conn.execute(f"INSERT OR IGNORE INTO main.{table} SELECT * FROM src.{table}")
+    rows = conn.execute("SELECT url_key, id, first_seen_at FROM src.articles "
+                        "WHERE id NOT IN (SELECT id FROM main.articles)")
+    insert = f"INSERT OR IGNORE INTO main.{table} VALUES (?, ?, ?)"
+    while batch := rows.fetchmany(10000):
+        conn.executemany(insert, [(identities.key_digest(key), i, seen) for key, i, seen in batch])
 
 
 def _known_keys(conn) -> None:

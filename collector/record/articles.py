@@ -29,6 +29,14 @@ KNOWN_KEYS = "export_known_keys"
 CREATE_KNOWN_KEYS = f"CREATE TABLE IF NOT EXISTS {KNOWN_KEYS} (digest BLOB PRIMARY KEY) WITHOUT ROWID"
 
 
+# A stream's own database beside one that follows every stream, levelled (collector/collect/follow_level.py),
+# keeps of each article it leaves out the digest of its key, its id and when it was first seen: what a merge
+# maps an address several streams recorded by (collector/record/merge.py article_map). Bookkeeping too.
+IDENTITIES = "export_identities"
+CREATE_IDENTITIES = (f"CREATE TABLE IF NOT EXISTS {IDENTITIES} (digest BLOB PRIMARY KEY, article_id INTEGER NOT NULL, "
+                     "first_seen_at TEXT NOT NULL) WITHOUT ROWID")
+
+
 def key_digest(key: str) -> bytes:
     """Return the digest an address key is known by in KNOWN_KEYS (the first 16 bytes of its SHA-256)."""
     return hashlib.sha256(key.encode("utf-8")).digest()[:16]

@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 from collector.record import streams
+from collector.record.articles import IDENTITIES, key_digest
 from collector.record.fileformat import ExportError, read_header
 from collector.record.folder import chain, continues, last_batch
 from collector.record.rebuild import Progress, rebuild
@@ -192,15 +193,33 @@ def _attached(conn, part: Path, sql: list[str]) -> None:
 
 
 def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]) -> None:
-    """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has."""
-    conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, url_key TEXT NOT NULL, first_seen_at TEXT)")
+    """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has.
+
+    Addresses are compared by their keys' digests (record/articles.py key_digest): a levelled stream's
+    database holds those alone of the articles it left out (export_identities).
+    """
+    conn.create_function("tw_key_digest", 1, key_digest, deterministic=True)
+    conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, digest BLOB NOT NULL, first_seen_at TEXT)")
     conn.execute("CREATE TEMP TABLE article_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
     for name in by_range:
-        _attached(conn, parts[name], ["INSERT INTO temp.seen SELECT id, url_key, first_seen_at FROM part.articles"])
+        sql = ["INSERT INTO temp.seen SELECT id, tw_key_digest(url_key), first_seen_at FROM part.articles"]
+        if _has(parts[name], IDENTITIES):
+            sql.append(f"INSERT OR IGNORE INTO temp.seen SELECT article_id, digest, first_seen_at "
+                       f"FROM part.{IDENTITIES}")
+        _attached(conn, parts[name], sql)
     conn.execute("""INSERT INTO temp.article_map SELECT s.id, k.id FROM temp.seen AS s JOIN (
-                      SELECT url_key, id FROM (SELECT url_key, id, ROW_NUMBER() OVER (
-                          PARTITION BY url_key ORDER BY first_seen_at, id) AS n FROM temp.seen) WHERE n = 1
-                    ) AS k ON k.url_key = s.url_key WHERE s.id != k.id ORDER BY s.id""")
+                      SELECT digest, id FROM (SELECT digest, id, ROW_NUMBER() OVER (
+                          PARTITION BY digest ORDER BY first_seen_at, id) AS n FROM temp.seen) WHERE n = 1
+                    ) AS k ON k.digest = s.digest WHERE s.id != k.id ORDER BY s.id""")
+
+
+def _has(db: Path, table: str) -> bool:
+    conn = sqlite3.connect(db)
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        return found is not None
+    finally:
+        conn.close()
 
 
 def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, after: int = 0,

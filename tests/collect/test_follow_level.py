@@ -12,6 +12,7 @@ from collector.clock import iso
 from collector.collect.follow_level import level_followed
 from collector.publish.history import History
 from collector.record import export as ex, follow, merge, shadows, streams
+from collector.record.articles import key_digest
 from collector.record.store import Store
 from collector.wayback.history import attempts_by_snapshot, candidates
 from tests.collect.test_pipeline import outlets  # noqa: F401  (the loopback outlets fixture)
@@ -58,13 +59,25 @@ def count(db, table):
         store.close()
 
 
+def identities(db):
+    """Return {key digest: (article id, first seen)} of every article a database knows."""
+    store = Store(db)
+    try:
+        found = {key_digest(r[0]): (r[1], r[2]) for r in store.query("SELECT url_key, id, first_seen_at FROM articles")}
+        if store.one("SELECT 1 FROM sqlite_master WHERE name = 'export_identities'"):
+            found.update({bytes(r[0]): (r[1], r[2]) for r in store.query("SELECT * FROM export_identities")})
+        return found
+    finally:
+        store.close()
+
+
 def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on_by_increments(tmp_path, outlets):  # noqa: F811
     root, warc = tmp_path / "record", tmp_path / "warc"
     for name, only, hours in JOBS:  # both vantages capture the same outlet's articles
         collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
     archiving = tmp_path / "archive.db"
     archive_job(archiving, root, NOW + timedelta(hours=2), confirm=3, fail=2)  # the rest waits for a later job
-    later = NOW + timedelta(hours=20)
+    later = NOW + timedelta(hours=60)  # past the recent ledger (2 days): articles known by digest alone
     for name, only, _ in JOBS[:2]:  # a later job of each vantage: new listings, nothing new to capture
         collect(tmp_path / f"{name}.db", outlets, name, only, later, warc, root)
     follow.follow(archiving, [root], "archive")
@@ -78,14 +91,24 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
     done = level_followed(archiving, [root], 4, now=later + timedelta(hours=1))
     assert done.skipped is None, done.skipped
     assert set(done.parts) == {"hosted-1of2", "bd-1of2", "hosted-2of2", "archive"}
-    # Each stream's database left its quiet articles dormant, yet holds every article's identity.
+    # Each stream's database left its quiet articles dormant, yet knows every article: whole, or by its
+    # key's digest, id and first sighting (what merge.article_map maps one address of two streams by).
     for name in ("hosted-1of2", "bd-1of2"):
         part = follow.parts_folder(archiving) / f"{name}.db"
         assert done.parts[name].left_out and count(part, "export_dormant") > 0
-        assert count(part, "articles") == count(tmp_path / f"{name}.db", "articles")
-    # The merged database left rows out (the confirmed captures' articles), but the queue is the same.
-    assert done.merged.left_out.get("snapshots", 0) > 0
+        assert 0 < count(part, "export_identities") and identities(part) == identities(tmp_path / f"{name}.db")
+    # The merged database left rows out (the older ledger, the quiet articles' rows), but the queue is the same.
+    assert done.merged.left_out.get("requests", 0) > 0 and done.merged.bytes_after < done.merged.bytes_before
     assert queue_of(archiving, later) == before
+    # Of how two streams' rows were merged, only what concerns a row it still holds.
+    merged = count(whole, "export_merged")
+    assert 0 < count(archiving, "export_merged") < merged
+    store = Store(archiving)
+    try:
+        for table, row_id, kept_id in store.query("SELECT table_name, row_id, kept_id FROM export_merged"):
+            assert store.one(f'SELECT 1 FROM "{table}" WHERE id = ?', (kept_id or row_id,)), (table, row_id)
+    finally:
+        store.close()
 
     # The next archive job follows on by an increment, not a merge anew, and its queue is still the same.
     step = archive_job(archiving, root, later + timedelta(hours=2), confirm=1)
