@@ -11,6 +11,7 @@ from pathlib import Path
 
 
 from collector.record import folder
+from collector.record.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,3 +94,20 @@ def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
     # The record it levelled against chains: the empty start, a file a day, and on the day measured the
     # last hour's collect job's own (the archive job writes a stream of its own).
     assert folder.verify(tmp_path / "record") == 1 + 2 + 1
+
+
+def test_the_following_database_benchmark_follows_and_levels_a_simulated_record(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "follower_db.py"), "--days", "2", "--per-day", "12", "--entries", "20",
+         "--outlets", "40", "--keep", str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ +2 +\d+\.\d\d GiB +\d+\.\d\d GiB +\d+\.\d s$", done.stdout, re.M), done.stdout
+    # It was levelled, with its stream's own database beside it, and left level with the record.
+    from collector.record import shadows
+    from collector.record.follow import parts_folder
+    for db in (tmp_path / "follower.db", parts_folder(tmp_path / "follower.db") / "_default.db"):
+        store = Store(db)
+        try:
+            assert shadows.levelled_at(store.conn) is not None
+        finally:
+            store.close()
