@@ -141,8 +141,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         source.close()
     recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
     since = iso(recent if published_from is None else min(recent, published_from))
-    if figures and history is None:
-        since = ""  # no published history given: a release may read every period, so every row is kept
+    if figures and published_from is None:
+        # No published history given, or nothing observed yet: a release may read every period, so every
+        # row is kept (and figures_from says so: publish/release.py refuses a level that kept less).
+        since = ""
     result = Levelled(target or db_path, bytes_before=_size(db_path))
     try:
         new = Store(temporary)

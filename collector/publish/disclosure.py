@@ -14,7 +14,9 @@ group in one period (`main`), or a month's requests by result for one group
   (outsider.py) must reach from 0 to min(MIN_OUTLETS_PER_FIGURE, members)
   for the count of contributing outlets under the group rule, and at least
   max(PROTECT_MIN_COUNT, PROTECT_SHARE x value) below and above the value for
-  a count of articles or requests (below, down to 0 at most).
+  a count of articles or requests (below, down to 0 at most). A cell with no
+  member outlet (every outlet inactive) is withheld but needs no range: its
+  counts are about no outlet, and an outsider knows they are 0.
 * Secondary suppression. While some protected count's interval is too
   narrow, another unit of the new periods is withheld: the cheapest, in an
   order fixed by the registry alone (the same group in the other new period
@@ -83,8 +85,8 @@ def primary(cells: dict[tuple[str, str], Cell], decision: Decision) -> None:
         if cell.counts["outlets_contributing"] < settings.MIN_OUTLETS_PER_FIGURE:
             for kind in ("main", "results"):
                 decision.primary.add((group, period, kind))
-            if cell.counts["outlets_contributing"] == 0 and members >= settings.MIN_OUTLETS_PER_FIGURE:
-                continue  # a zero of three or more outlets says only that none of them had any
+            if cell.counts["outlets_contributing"] == 0 and (members >= settings.MIN_OUTLETS_PER_FIGURE or not members):
+                continue  # a zero of three or more outlets says only that none of them had any; of none, nothing
             for measure, value in cell.counts.items():
                 if measure != "sources_readable":
                     decision.ranges[(group, period, measure)] = needed(

@@ -92,8 +92,9 @@ class BlockModel:
                     fam = family(measure)
                     columns = [c for o in members for c in self.columns(o, period, measure)]
                     self.row_of[(group, period, measure)] = (fam, self._row(fam, -INF, INF, {c: 1.0 for c in columns}))
-        self.exact = {fam: self._solver(fam, integer=True) for fam in self._rows}
-        self.relaxed = {fam: self._solver(fam, integer=False) for fam in self._rows}
+        # A family without unknowns (no member outlet at all: every outlet inactive) has no solver.
+        self.exact = {fam: self._solver(fam, integer=True) for fam in self._rows if fam in self._upper}
+        self.relaxed = {fam: self._solver(fam, integer=False) for fam in self._rows if fam in self._upper}
         self.bounds: dict[tuple, tuple[float, float]] = {}
         self._state: dict[str, dict[int, float]] = {fam: {} for fam in self._rows}
         self._known: dict[tuple, Interval] = {}
@@ -189,8 +190,9 @@ class BlockModel:
             self._state[fam].pop(row, None)
         else:
             self._state[fam][row] = value
-        for highs in (self.exact[fam], self.relaxed[fam]):
-            highs.changeRowBounds(row, low, high)
+        for solvers in (self.exact, self.relaxed):
+            if fam in solvers:
+                solvers[fam].changeRowBounds(row, low, high)
 
     def interval(self, key: tuple, need: tuple[int, int] | None = None) -> Interval:
         """Return the least and greatest values of a figure consistent with everything fixed.
@@ -201,6 +203,8 @@ class BlockModel:
         """
         fam, row = self.row_of[key]
         state = (key, need, frozenset(self._state[fam].items()))
+        if fam not in self.exact:
+            return self._no_unknowns(fam, key)
         if state not in self._known:
             columns = sorted(self._rows[fam][row][2])
             got = None
@@ -210,6 +214,12 @@ class BlockModel:
                 got = self._solve(self.exact[fam], columns, key)
             self._known[state] = got
         return self._known[state]
+
+    def _no_unknowns(self, fam: str, key: tuple) -> Interval:
+        """Return the interval of a figure of a family with no unknowns: a sum over no outlet is 0."""
+        if any(self._state[fam].values()):
+            raise ModelError(f"the figures fixed for {key[1]} contradict the definitions")
+        return Interval(0, 0)
 
     def _solve(self, highs: highspy.Highs, columns: list[int], key: tuple) -> Interval:
         n = highs.getNumCol()

@@ -31,13 +31,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from collector import settings
-from collector.clock import iso
+from collector.clock import iso, parse_instant
+from collector.errors import BadUsage
 from collector.publish import audit
 from collector.publish.cells import ADDITIVE, first_event, read_block
 from collector.publish.disclosure import Decision, Protector, disclosive, primary
 from collector.publish.figures import (COUNTS, MEDIAN, RATES, TOTAL_ID, cells_of, median_minutes,
                                        membership, ratio)
 from collector.publish.periods import closed_periods, from_julian_day, month
+from collector.record import shadows
 from collector.record.store import Store
 
 WITHHELD = {"withheld": True}
@@ -66,7 +68,12 @@ class Release:
 
 
 def release(store: Store, now: datetime, history, write: bool = True) -> Release:
-    """Decide every newly closed period, audit the whole history with them, and append them if it passes."""
+    """Decide every newly closed period, audit the whole history with them, and append them if it passes.
+
+    Raises BadUsage, before deciding anything, when the database was levelled
+    without the rows the release computes figures from (refuse_levelled).
+    """
+    refuse_levelled(store, history)
     start = first_event(store)
     known = set(history.periods())
     due = [p for p in closed_periods(None if start is None else from_julian_day(start), now)
@@ -106,6 +113,29 @@ def unpublished_from(store: Store, history) -> datetime | None:
             if period.id not in known:
                 return month(period.month, since).start
         later += timedelta(days=40)
+
+
+def refuse_levelled(store: Store, history) -> None:
+    """Raise BadUsage when the database was levelled without rows a release from `history` reads.
+
+    `export level` keeps every row a release reads only from its
+    figures_from instant on (collector/collect/level.py): with --for-figures,
+    from the first month not yet in the published history, else from the
+    recent ledger's start. Figures computed from such a database would be
+    silently wrong (and their disclosure search can run for minutes).
+    """
+    kept = shadows.figures_from(store.conn)
+    if not kept:  # never levelled (None), or levelled keeping every row ("")
+        return
+    needed = unpublished_from(store, history)
+    if needed is not None and parse_instant(kept) <= needed:
+        return
+    reads = "the whole record" if needed is None else f"rows from {iso(needed)} on"
+    raise BadUsage(f"this database was levelled (at {shadows.levelled_at(store.conn)}) keeping only the rows "
+                   f"from {kept} on, and a release from this published history reads {reads}: its figures "
+                   "would be wrong. Publish from a database that holds them: one levelled with "
+                   "`export level --for-figures` and this published history, "
+                   "or the full database `export rebuild` makes")
 
 
 def decide_month(store: Store, now: datetime, old: list[tuple[dict, dict]], month: str, periods, since=None):

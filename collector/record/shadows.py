@@ -121,6 +121,16 @@ def levelled_at(conn: sqlite3.Connection) -> str | None:
     return None if row is None else row[0]
 
 
+def figures_from(conn: sqlite3.Connection) -> str | None:
+    """Return the instant this database's last level kept every row a release reads from ("": every row), or None.
+
+    None: never levelled. collector/collect/level.py writes it; a release
+    (publish/release.py) refuses a database that lacks rows it would read.
+    """
+    row = _level_row(conn, "figures_from")
+    return None if row is None else row[0]
+
+
 def _level_row(conn: sqlite3.Connection, column: str):
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LEVEL_TABLE,)).fetchone():
         return None

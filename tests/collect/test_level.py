@@ -155,7 +155,12 @@ def test_levelling_refuses_a_database_behind_the_record(record, tmp_path):
     assert digest(behind) == before
 
 
-def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_path):
+def figures_record(tmp_path):
+    """Return (full database, its record folder, the published history, when the next release is due).
+
+    Nine weeks of two groups, exported; October and the first weeks of
+    November are published, the rest of November is due at the instant returned.
+    """
     groups = {"national": ["n1", "n2", "n3", "n4"], "online": ["o1", "o2", "o3"]}
     full = tmp_path / "full.db"
     store = Store(full)
@@ -178,7 +183,11 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
     published = tmp_path / "published"
     first = week_start(NOW) - timedelta(days=7) + timedelta(hours=25)
     assert release(Store(full), first, History.open(published, published)).appended
-    later = NOW + timedelta(days=9)
+    return full, folder, published, NOW + timedelta(days=9)
+
+
+def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_path):
+    full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
     done = level(working, folder, later, History.open(published), figures=True)  # export level --for-figures
@@ -187,13 +196,13 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
     rebuilt = tmp_path / "rebuilt.db"
     rebuild(folder, rebuilt)
     outcomes = []
-    for db in (rebuilt, working):
+    for db in (rebuilt, working, full):  # full: never levelled, released as it always was
         kept = tmp_path / f"history-{db.stem}"
         shutil.copytree(published, kept)
         outcome = release(Store(db), later, History.open(kept, kept), write=False)
         assert outcome.periods and outcome.audit.passed
         outcomes.append(json.dumps([outcome.published, outcome.decisions], sort_keys=True, ensure_ascii=False))
-    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
     # The record's first observation is not in the levelled database, but when it was is.
     first = "SELECT MIN(started_at) FROM requests"
     assert Store(working).one(first)[0] > Store(rebuilt).one(first)[0]

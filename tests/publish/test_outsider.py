@@ -90,3 +90,15 @@ def test_contradictory_figures_are_a_model_error_not_an_interval():
 
 def test_the_capture_bound_is_the_pacing_limit_of_a_week():
     assert CAPTURE_BOUND == 7 * 24 * 3600 // 2
+
+
+def test_a_month_without_any_member_outlet_gives_every_figure_as_zero():
+    """Every outlet inactive: the groups have no members, and a sum over no outlet is 0 (no solver to build)."""
+    m = model(weeks=("W1", "W2"), month="M", groups={"total": ()}, results=("ok",))
+    fix(m, "total", "W1", articles_captured=0)
+    for period, measure in (("W1", "articles_captured"), ("W2", "sources_readable"), ("M", "requests:ok")):
+        got = m.interval(("total", period, measure))
+        assert (got.lo, got.hi, got.proved) == (0, 0, True)
+    fix(m, "total", "W2", requests=4)  # four requests of no outlet: the figures contradict the definitions
+    with pytest.raises(ModelError):
+        m.interval(("total", "W2", "requests"))

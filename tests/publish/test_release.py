@@ -153,3 +153,38 @@ def test_a_release_that_cannot_run_says_so_in_the_job_summary(store, record, tmp
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "partial line" in done.stderr
     assert "Nothing new was published" in summary.read_text(encoding="utf-8")
+
+
+def test_outlets_without_a_group_count_as_other_outlets_and_in_the_total(store, tmp_path):
+    """An outlet with no group (NULL, or a group without a row, as a rebuild can load) is in the
+    'Other outlets' group, under the same rules as every group, and in the total."""
+    store.conn.execute("PRAGMA foreign_keys = OFF")  # outside a transaction, or SQLite ignores it
+    r = SyntheticRecord(store)
+    r.group("big")
+    for outlet in GROUPS["big"]:
+        r.outlet(outlet, "big")
+    r.outlet("u1", None)
+    r.outlet("u2", "gone")
+    populate(r, {"big": GROUPS["big"], "other": ["u1", "u2"]})
+    history = _open(tmp_path)
+    assert release(store, LATER, history).appended
+    line = history.published.lines[0]
+    assert [(g["id"], len(g["outlets"])) for g in line["groups"]] == [("big", 4), ("ungrouped", 2)]
+    assert line["groups"][1]["name"] == "Other outlets"
+    figures = line["figures"]
+    assert figures["ungrouped"]["articles_captured"] == {"withheld": True}  # two outlets: the group rule
+    assert figures["all-outlets"]["outlets_monitored"] == 6
+
+
+def test_a_release_when_no_outlet_is_active_publishes_its_periods_withheld(store, tmp_path):
+    r = SyntheticRecord(store)
+    r.group("big")
+    for outlet in GROUPS["big"]:
+        r.outlet(outlet, "big", active=False)  # every outlet removed from the registry
+    populate(r, {"big": GROUPS["big"]})
+    history = _open(tmp_path)
+    outcome = release(store, LATER, history)
+    assert outcome.appended and outcome.audit.passed
+    for line in history.published.lines:
+        assert line["groups"] == [] and line["figures"]["all-outlets"]["outlets_monitored"] == 0
+        assert line["figures"]["all-outlets"]["articles_captured"] == {"withheld": True}

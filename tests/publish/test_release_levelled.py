@@ -1,0 +1,87 @@
+"""A release refuses a levelled working database that lacks the rows its figures are computed from."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+
+import pytest
+from click.testing import CliRunner
+
+from collector.cli.main import cli
+from collector.clock import iso
+from collector.collect.level import level
+from collector.errors import BadUsage
+from collector.publish.history import History
+from collector.publish.release import release
+from collector.record import export
+from collector.record.store import Store
+from tests.collect.test_level import copy, figures_record
+from testing.synthetic import NOW, SyntheticRecord
+
+
+@pytest.fixture
+def levelled(tmp_path):
+    """Return (database levelled without --for-figures, the published history, when a release is due)."""
+    full, folder, published, later = figures_record(tmp_path)
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, later, History.open(published))  # export level, without --for-figures
+    return working, published, later
+
+
+def test_a_release_refuses_a_database_levelled_without_its_figures_rows(levelled, tmp_path):
+    working, published, later = levelled
+    kept = tmp_path / "kept"
+    shutil.copytree(published, kept)
+    before = (kept / "history.jsonl").read_bytes()
+    store = Store(working)
+    with pytest.raises(BadUsage, match=r"export level --for-figures.*export rebuild"):
+        release(store, later, History.open(kept, kept))
+    store.conn.close()
+    assert (kept / "history.jsonl").read_bytes() == before  # nothing appended
+
+
+def test_a_level_for_figures_serves_its_own_history_not_an_earlier_one(tmp_path):
+    full, folder, published, later = figures_record(tmp_path)
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, later, History.open(published), figures=True)
+    store = Store(working)
+    try:
+        assert release(store, later, History.open(published, published), write=False).periods  # as levelled for
+        with pytest.raises(BadUsage, match="reads rows from 2026-09"):  # nothing published: September's are gone
+            release(store, later, History.memory(), write=False)
+    finally:
+        store.conn.close()
+
+
+def test_a_level_for_figures_of_a_database_with_nothing_observed_yet_keeps_every_row(tmp_path):
+    db, folder, published = tmp_path / "working.db", tmp_path / "record", tmp_path / "published"
+    store = Store(db)
+    r = SyntheticRecord(store)
+    r.group("g")
+    r.outlet("a", "g")
+    r.finish_run(NOW)  # a run, but nothing a figure counts
+    export.export_new(store, folder, now=NOW)
+    store.conn.close()
+    level(db, folder, NOW, History.open(published), figures=True)
+    store = Store(db)
+    try:
+        assert store.one("SELECT figures_from FROM export_level")[0] == ""
+        SyntheticRecord(store).request("a", NOW + timedelta(days=1))  # the first observation, after the level
+        assert release(store, NOW + timedelta(days=20), History.open(published, published), write=False).periods
+    finally:
+        store.conn.close()
+
+
+def test_publish_exits_with_a_usage_error_naming_the_ways_out(levelled, tmp_path):
+    working, published, later = levelled
+    summary = tmp_path / "summary.md"
+    result = CliRunner().invoke(cli, ["publish", "--db", str(working), "--published", str(published),
+                                      "--decisions", str(published), "--now", iso(later),
+                                      "--summary", str(summary)])
+    assert result.exit_code == 2, result.output
+    assert "levelled" in result.output and "export level --for-figures" in result.output
+    assert "export rebuild" in result.output
+    assert "Nothing new was published" in summary.read_text(encoding="utf-8")
