@@ -40,7 +40,7 @@ import working_db  # noqa: E402  (its revisits, each finding the page; the per-j
 from collector.collect.follow_level import level_followed  # noqa: E402
 from collector.publish.history import History  # noqa: E402
 from collector.publish.release import release  # noqa: E402
-from collector.record import export  # noqa: E402
+from collector.record import export, shadows  # noqa: E402
 from collector.record.follow import follow, parts_folder  # noqa: E402
 from collector.record.store import Store  # noqa: E402
 
@@ -119,6 +119,14 @@ def main() -> None:
                                            history=History.open(published), figures=True)
                 assert caught_up.skipped is None, caught_up.skipped
                 levelled = measure(follower)
+                done_periods = History.open(published).periods()
+                store_f = Store(follower)
+                try:
+                    kept_from = shadows.figures_from(store_f.conn)
+                finally:
+                    store_f.close()
+                print(f"  day {day:>3}: {len(done_periods)} periods published (the last {done_periods[-1:]}); the "
+                      f"figures' rows kept from {kept_from}", flush=True)
             if measured and hour == args.level_every:  # a job --level-every hours on
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
