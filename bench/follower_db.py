@@ -25,7 +25,6 @@ archive job an hour against the simulation's 2 runs).
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import sys
 import tempfile
@@ -74,16 +73,9 @@ def publish(follower: Path, published: Path, now) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--days", type=int, default=730)
-    parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
-    parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
-    parser.add_argument("--per-day", type=int, default=100, help="new articles per outlet per day")
-    parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
-    parser.add_argument("--entries", type=int, default=100, help="entries per listing")
+    working_db.simulation_arguments(parser)
     parser.add_argument("--level-every", type=int, default=4, choices=range(1, 24), metavar="HOURS",
                         help="hours between levels, as follow_database.sh's LEVEL_EVERY_HOURS (default 4)")
-    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
-    parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="follower-db-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -94,12 +86,7 @@ def main() -> None:
     for path in work.glob("*.db*"):
         path.unlink()
     started = time.monotonic()
-    rng = random.Random(args.seed)
-    corpus = growth.Corpus(rng)
-    per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
-    store = Store(db)
-    sim = working_db.EveryRevisitPresent(store, corpus, args.simulate, args.per_day, args.sources, args.entries,
-                                         True, rng, per_kind)
+    store, sim = working_db.simulation(args, work, db)
     print(f"simulating {args.days} days x 24 hourly collect and archive jobs, {args.simulate} outlet(s), "
           f"{args.per_day} new articles a day each; a database following the record, levelled on the days "
           f"reported; work folder {work}", flush=True)
@@ -151,18 +138,14 @@ def main() -> None:
     store.close()
     k = args.simulate
 
-    def size(measured: tuple[int, int], scale: float) -> float:
-        total, jobs = measured
-        return (total - jobs) * scale + jobs * JOBS_SCALE
-
     print()
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
         print(f"   day  following database (levelled)  {args.level_every} hours later  that job's follow + level")
         for day, levelled, grown, seconds in rows:
-            print(f"  {day:>4}  {size(levelled, scale) / GIB:6.2f} GiB                 "
-                  f"{size(grown, scale) / GIB:6.2f} GiB        {seconds * scale:6.1f} s")
+            at, later_size = (working_db.scaled_size(m, scale, JOBS_SCALE) / GIB for m in (levelled, grown))
+            print(f"  {day:>4}  {at:6.2f} GiB                 {later_size:6.2f} GiB        {seconds * scale:6.1f} s")
         print()
     print(f"sizes: the merged database and its streams' own databases together; the per-job tables "
           f"({', '.join(working_db.PER_JOB)}) scaled x{JOBS_SCALE:g}, every other row with the outlets")

@@ -111,8 +111,8 @@ def per_job_bytes(db: Path) -> int:
         store.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def simulation_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of the simulated record (bench/follower_db.py's too)."""
     parser.add_argument("--days", type=int, default=730)
     parser.add_argument("--outlets", type=int, nargs="+", default=[40, 100], help="outlets the figures are for")
     parser.add_argument("--simulate", type=int, default=1, help="outlets actually simulated")
@@ -120,12 +120,33 @@ def main() -> None:
     parser.add_argument("--sources", type=int, default=3, help="sources read per outlet per run")
     parser.add_argument("--entries", type=int, default=100, help="entries per listing")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--seed", type=int, default=7)
+
+
+def scaled_size(measured: tuple[int, int], scale: float, jobs_scale: float) -> float:
+    """Return bytes scaled to the outlets reported: the per-job tables' with the jobs, every other row's by scale."""
+    total, jobs = measured
+    return (total - jobs) * scale + jobs * jobs_scale
+
+
+def simulation(args, work: Path, db: Path) -> tuple[Store, "EveryRevisitPresent"]:
+    """Return the database at db and the hourly simulation writing it, as the options say."""
+    rng = random.Random(args.seed)
+    corpus = growth.Corpus(rng)
+    per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
+    store = Store(db)
+    return store, EveryRevisitPresent(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True,
+                                      rng, per_kind)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    simulation_arguments(parser)
     parser.add_argument("--level-on", type=int, nargs="*", default=[],
                         help="days to publish and level on besides 30, 100, 200, 365, 500 and 730 (and the last)")
     parser.add_argument("--level-every", type=int, default=4, choices=range(1, 25), metavar="HOURS",
                         help="hours between levels, as level_database.sh's LEVEL_EVERY_HOURS (default 4): the "
                              "database is also measured that long after each reported day's level")
-    parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -135,12 +156,7 @@ def main() -> None:
     for path in work.glob("*.db*"):
         path.unlink()
     started = time.monotonic()
-    rng = random.Random(args.seed)
-    corpus = growth.Corpus(rng)
-    per_kind = growth.warc_bytes_per_exchange(corpus, work / "warc-sample")
-    store = Store(db)
-    sim = EveryRevisitPresent(store, corpus, args.simulate, args.per_day, args.sources, args.entries, True, rng,
-                              per_kind)
+    store, sim = simulation(args, work, db)
     print(f"simulating {args.days} days x 24 hourly collect jobs, {args.simulate} outlet(s), "
           f"{args.per_day} new articles a day each, {args.sources} sources x {args.entries} entries, revisits on; "
           f"levelled on the days reported; work folder {work}", flush=True)
@@ -203,8 +219,7 @@ def main() -> None:
         return fixed + max(0.0, seconds - fixed) * scale
 
     def size(measured: tuple[int, int], scale: float) -> float:
-        total, jobs = measured
-        return (total - jobs) * scale + jobs * JOBS_SCALE
+        return scaled_size(measured, scale, JOBS_SCALE)
 
     print()
     for outlets in args.outlets:
