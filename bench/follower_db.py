@@ -14,7 +14,7 @@ On days 30, 100, 200, 365, 500 and 730 (and the last) a database that follows th
 (`export follow`, collector/record/follow.py) is brought level with it and levelled as
 follow_database.sh does every 4 hours (collector/collect/follow_level.py, with the pages job's
 --for-figures, which keeps the most: every row a release still reads, the periods closed by then
-published first as pages.yml does). --level-every hours later a copy of it follows the record again,
+published first as pages.yml does; with --archive, the archive job's, without them). --level-every hours later a copy of it follows the record again,
 which is the largest it gets between levels, and is levelled: the follow and level a job then does,
 timed. The sizes are of the merged database and its streams' own databases beside it together.
 Sizes and times scale with the outlets as bench/working_db.py's do; the rows every job writes
@@ -76,6 +76,8 @@ def main() -> None:
     working_db.simulation_arguments(parser)
     parser.add_argument("--level-every", type=int, default=4, choices=range(1, 24), metavar="HOURS",
                         help="hours between levels, as follow_database.sh's LEVEL_EVERY_HOURS (default 4)")
+    parser.add_argument("--archive", action="store_true",
+                        help="the archive job's follower instead: no release, no figures' rows kept (archive.yml)")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="follower-db-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -101,9 +103,10 @@ def main() -> None:
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
                 follow(follower, record)
-                publish(follower, published, now)
+                if not args.archive:
+                    publish(follower, published, now)
                 caught_up = level_followed(follower, record, args.level_every, now=now,
-                                           history=History.open(published), figures=True)
+                                           history=History.open(published), figures=not args.archive)
                 assert caught_up.skipped is None, caught_up.skipped
                 levelled = measure(follower)
                 done_periods = History.open(published).periods()
@@ -122,7 +125,7 @@ def main() -> None:
                 follow(later, record)
                 grown = measure(later)
                 job = level_followed(later, record, args.level_every, now=now, history=History.open(published),
-                                     figures=True)
+                                     figures=not args.archive)
                 seconds = time.monotonic() - t
                 assert job.skipped is None, job.skipped
                 rows.append((day, levelled, grown, seconds))
