@@ -85,11 +85,17 @@ def test_the_years_benchmark_rolls_the_record_over_and_its_table_is_what_it_meas
     assert [judged[name] for name, _, _ in record_years.LIMITS] == [False, False, True, True]
 
 
-def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
+def _two_days(bench: str, tmp_path):
+    """Run a database bench over 2 small simulated days, keeping its work folder; return the finished process."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "working_db.py"), "--days", "2", "--per-day", "12", "--entries", "20",
+        [sys.executable, str(ROOT / "bench" / f"{bench}.py"), "--days", "2", "--per-day", "12", "--entries", "20",
          "--outlets", "40", "--keep", str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
+    done = _two_days("working_db", tmp_path)
     assert re.search(r"^ +2 +\d+\.\d\d GiB \((under|OVER) 2 GB\) +\d+\.\d s", done.stdout, re.M), done.stdout
     # The record it levelled against chains: the empty start, a file a day, and on the day measured the
     # last hour's collect job's own (the archive job writes a stream of its own).
@@ -97,10 +103,7 @@ def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
 
 
 def test_the_following_database_benchmark_follows_and_levels_a_simulated_record(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "follower_db.py"), "--days", "2", "--per-day", "12", "--entries", "20",
-         "--outlets", "40", "--keep", str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = _two_days("follower_db", tmp_path)
     assert re.search(r"^ +2 +\d+\.\d\d GiB +\d+\.\d\d GiB +\d+\.\d s$", done.stdout, re.M), done.stdout
     # It was levelled, with its stream's own database beside it, and left level with the record.
     from collector.record import shadows
