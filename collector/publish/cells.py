@@ -18,6 +18,7 @@ import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from collector.publish import tallies
 from collector.publish.periods import Period, bucket_sql, julian_day, month, week, week_id, weeks_of_month
 from collector.record.shadows import level_floor
 from collector.record.store import Store
@@ -47,23 +48,98 @@ class Block:
 
 
 def read_block(store: Store, month_id: str, since=None) -> Block:
-    """Return the per-outlet values of the month's weeks (from since's week on) and of the month itself."""
-    block = Block(month(month_id, since), [])
-    starts = [s for s in weeks_of_month(month_id) if week_id(s) in block.month.weeks]
-    block.weeks = [week(s) for s in starts]
+    """Return the per-outlet values of the month's weeks (from since's week on) and of the month itself.
+
+    Read from the running aggregates (collector/publish/tallies.py), brought
+    up to date with every row added since they were last.
+    """
+    tallies.update(store.conn)
+    block, starts = _empty_block(month_id, since)
+    _tallied(store, block, starts)
+    return _finish(store, block)
+
+
+def read_block_rows(store: Store, month_id: str, since=None) -> Block:
+    """Return the same Block as read_block, counted from the rows themselves (what the aggregates must equal)."""
+    block, starts = _empty_block(month_id, since)
     case = bucket_sql(starts, "j")
     _articles(store, block, case)
     _counts(store, block, case, "articles_queued", """
         SELECT outlet_id, julianday(queued_at) AS j FROM capture_queue""")
     _requests(store, block, case)
     _listed(store, block, case)
+    return _finish(store, block)
+
+
+def _empty_block(month_id: str, since) -> tuple[Block, list]:
+    block = Block(month(month_id, since), [])
+    starts = [s for s in weeks_of_month(month_id) if week_id(s) in block.month.weeks]
+    block.weeks = [week(s) for s in starts]
+    return block, starts
+
+
+def _finish(store: Store, block: Block) -> Block:
+    """Add what is read from the rows either way (the sources: state-sized), and who contributed."""
     _readable(store, block)
     for wk in block.weeks:
         outlets = {o for (o, p, m) in list(block.values) if p == wk.id and m == "articles_captured"}
         for outlet in outlets:
             block.values[(outlet, wk.id, "outlets_contributing")] = 1
-            block.values[(outlet, month_id, "outlets_contributing")] = 1
+            block.values[(outlet, block.month.id, "outlets_contributing")] = 1
     return block
+
+
+def _tallied(store: Store, block: Block, starts: list) -> None:
+    """Add every value the aggregates keep of the block's weeks, and of its month."""
+    days = {s.date().isoformat(): i for i, s in enumerate(starts)}
+    marks = ", ".join(f"'{d}'" for d in days)
+    results = set()
+    for outlet, day, measure, value in store.query(
+            f"SELECT outlet_id, week, measure, value FROM {tallies.COUNTS} WHERE week IN ({marks})"):
+        result = measure.split(":", 1)[1]
+        _add(block, outlet, block.weeks[days[day]].id, "requests", value)
+        _add(block, outlet, block.month.id, f"requests:{result}", value)
+        results.add(result)
+    block.results = sorted(results)
+    for outlet, day, count in store.query(
+            f"SELECT outlet_id, week, COUNT(*) FROM {tallies.QUEUED} WHERE week IN ({marks}) GROUP BY 1, 2"):
+        _add(block, outlet, block.weeks[days[day]].id, "articles_queued", count)
+    for outlet, day, count in store.query(
+            f"SELECT outlet_id, week, COUNT(*) FROM {tallies.LISTED} WHERE week IN ({marks}) GROUP BY 1, 2"):
+        _add(block, outlet, block.weeks[days[day]].id, "articles_listed", count)
+    for outlet, count in store.query(f"SELECT outlet_id, COUNT(DISTINCT digest) FROM {tallies.LISTED} "
+                                     f"WHERE week IN ({marks}) GROUP BY 1"):
+        _add(block, outlet, block.month.id, "articles_listed", count)
+    _tallied_articles(store, block, starts)
+
+
+def _tallied_articles(store: Store, block: Block, starts: list) -> None:
+    """Add captured and archived articles and their capture delays from the aggregates, by week of first capture.
+
+    An article's delay runs from the first listing of any of its addresses
+    (as listed, after a redirect, canonical: the capture_delays view's rule).
+    """
+    low, high = julian_day(block.month.start), julian_day(block.month.end)
+    cutoffs = [julian_day(w.cutoff) for w in block.weeks]
+    case = bucket_sql(starts, "t.captured_j")
+    store.conn.create_function("tw_tally_digest", 1, tallies.digest, deterministic=True)
+    rows = store.query(f"""
+        SELECT t.outlet_id, {case}, x.j,
+               (SELECT CASE WHEN t.captured_j >= MIN(f.j) THEN (t.captured_j - MIN(f.j)) * 1440.0 END
+                  FROM {tallies.FIRST_LISTED} f WHERE f.digest IN (
+                      SELECT tw_tally_digest(a.url_key) FROM articles a WHERE a.id = t.article_id
+                      UNION SELECT tw_tally_digest(u.url_key) FROM article_urls u WHERE u.article_id = t.article_id))
+          FROM {tallies.ARTICLES} t LEFT JOIN {tallies.ARCHIVED} x ON x.article_id = t.article_id
+         WHERE t.captured_j >= ? AND t.captured_j < ?""", (low, high))
+    for outlet, cell, archived_at, delay in rows:
+        if cell is None:
+            continue
+        wk = block.weeks[cell].id
+        _add(block, outlet, wk, "articles_captured")
+        if archived_at is not None and archived_at <= cutoffs[cell]:
+            _add(block, outlet, wk, "articles_archived")
+        if delay is not None:
+            block.delays.setdefault((outlet, wk), []).append(delay)
 
 
 def first_event(store: Store):
