@@ -13,8 +13,9 @@ archive stream's, a stream's database beside the others, levelled alike.
 On days 30, 100, 200, 365, 500 and 730 (and the last) a database that follows the record
 (`export follow`, collector/record/follow.py) is brought level with it and levelled as
 follow_database.sh does every 4 hours (collector/collect/follow_level.py, with the pages job's
---for-figures, which keeps the most: every row a release still reads, the periods closed by then
-published first as pages.yml does; with --archive, the archive job's, without them). --level-every hours later a copy of it follows the record again,
+--for-figures, which keeps the most: the running aggregates a release still reads, the periods
+closed by then published first as pages.yml does, each release checked equal, line for line, to the
+one the full database makes; with --archive, the archive job's, without them). --level-every hours later a copy of it follows the record again,
 which is the largest it gets between levels, and is levelled: the follow and level a job then does,
 timed. The sizes are of the merged database and its streams' own databases beside it together.
 Sizes and times scale with the outlets as bench/working_db.py's do; the rows every job writes
@@ -25,7 +26,9 @@ archive job an hour against the simulation's 2 runs).
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -62,13 +65,34 @@ def copy_follower(db: Path, to: Path) -> None:
     shutil.copytree(parts_folder(db), parts_folder(to))
 
 
-def publish(follower: Path, published: Path, now) -> None:
-    """The pages job's release, from the database that follows every stream (pages.yml)."""
-    store = Store(follower)
+def publish(follower: Path, published: Path, now, full: Path) -> str:
+    """The pages job's release, from the database that follows every stream (pages.yml).
+
+    Returns how it compares with the release the full database (never
+    levelled: the simulation's own) makes from the same published history,
+    which must be the same lines; raises AssertionError when they differ.
+    """
+    lines = []
+    for db, write in ((full, False), (follower, True)):
+        store = Store(db)
+        try:
+            made = release(store, now, History.open(published, published), write=write)
+        finally:
+            store.close()
+        lines.append(json.dumps([made.published, made.decisions], sort_keys=True, ensure_ascii=False))
+    assert lines[0] == lines[1], "the follower's figures differ from the full database's"
+    return f"{len(made.periods)} new period(s), the same as the full database's"
+
+
+def tally_bytes(db: Path) -> tuple[int, int]:
+    """Return (bytes of the merged database alone, bytes of its running aggregates' tables)."""
+    conn = sqlite3.connect(db)
     try:
-        release(store, now, History.open(published, published))
+        used = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'export_tally_%'"
+                            ).fetchone()[0]
     finally:
-        store.close()
+        conn.close()
+    return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists()), used
 
 
 def main() -> None:
@@ -104,7 +128,7 @@ def main() -> None:
                 export.export_new(store, record, now=now)
                 follow(follower, record)
                 if not args.archive:
-                    publish(follower, published, now)
+                    compared = publish(follower, published, now, db)
                 caught_up = level_followed(follower, record, args.level_every, now=now,
                                            history=History.open(published), figures=not args.archive)
                 assert caught_up.skipped is None, caught_up.skipped
@@ -115,8 +139,11 @@ def main() -> None:
                     kept_from = shadows.figures_from(store_f.conn)
                 finally:
                     store_f.close()
-                print(f"  day {day:>3}: {len(done_periods)} periods published (the last {done_periods[-1:]}); the "
-                      f"figures' rows kept from {kept_from}", flush=True)
+                merged, tallied = tally_bytes(follower)
+                print(f"  day {day:>3}: {len(done_periods)} periods published (the last {done_periods[-1:]}"
+                      f"{'' if args.archive else '; ' + compared}); the figures' aggregates kept from "
+                      f"{kept_from}; merged database {merged / MIB:,.1f} MiB simulated, its aggregates "
+                      f"{tallied / MIB:,.2f} MiB", flush=True)
             if measured and hour == args.level_every:  # a job --level-every hours on
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)

@@ -129,9 +129,10 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
               help="Hours: then level it and each stream's own database beside it when the last level is older "
                    "than this (collect/follow_level.py), keeping what the job reads. Default: never levelled.")
 @click.option("--for-figures", "figures", is_flag=True,
-              help="With --level-every: keep every row a release still computes figures from (the pages job).")
+              help="With --level-every: keep the running aggregates a release computes the figures not yet "
+                   "published from (publish/tallies.py), not the rows they count (the pages job).")
 @click.option("--published", default="data/published", show_default=True,
-              help="With --for-figures: the published history (its periods' rows need not be kept).")
+              help="With --for-figures: the published history (its periods' aggregates need not be kept).")
 @click.option("--awake-hours", type=click.FloatRange(min=0), default=None,
               help="With --level-every: keep every row of the last HOURS whole (the vantages job compares the "
                    f"last {settings.VANTAGE_COMPARE_LOOKBACK_HOURS}; default {settings.WORKING_RECENT_HOURS}).")
@@ -200,9 +201,9 @@ def follow_command(out_dirs, db, writes, every, figures, published, awake_hours,
               help="ISO-8601 instant (with its time zone), the job's deadline: a level not expected to end "
                    "before it (the last level's time, scaled to the database's size) is left for a later job.")
 @click.option("--for-figures", "figures", is_flag=True,
-              help="Keep also every row a release still computes figures from (the months not yet in the "
-                   "published history). No job needs it: the pages job computes them from the database that "
-                   "follows every stream.")
+              help="Keep also the running aggregates a release computes figures from (publish/tallies.py: "
+                   "the weeks of the months not yet in the published history), brought up to date first. No job "
+                   "needs it: the pages job computes them from the database that follows every stream.")
 @click.option("--archive-queue/--no-archive-queue", "archive_queue", default=True, show_default=True,
               help="Keep every capture the archive has not confirmed, and its article awake. A collect or "
                    "vantages stream's database gives --no-archive-queue: the archive job submits its "

@@ -18,18 +18,21 @@ from datetime import timedelta
 
 from collector import settings
 from collector.clock import iso, parse_instant
+from collector.publish import tallies
 from collector.record import dormant, schema
 from collector.wayback.answers import PERMANENT_EXTS
 
 def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str, awake: str,
-           figures: bool = False, archive_queue: bool = True) -> list[int]:
+           figures: bool = False, archive_queue: bool = True, figures_since: str = "") -> list[int]:
     """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
 
     `articles` are those with a check still owed (collect/revisits.py
     pending_articles), `follow_ups` those owed a follow-up or a retry. An
     article with a row since `awake` (settings.WORKING_RECENT_HOURS) is kept
     whole; the requests, runs and listings of the recent ledger since `recent`.
-    With `figures`, the rows a release computes figures from, since `since`.
+    With `figures`, the articles and addresses of the articles the running
+    aggregates (collector/publish/tallies.py) count as first captured since
+    `figures_since` ("": all of them): what their capture delays are read from.
     With `archive_queue` False (a collect or vantages stream's own database:
     the archive job submits its captures from the database that follows
     every stream, and its answers are never in this one) a capture the
@@ -39,7 +42,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
         conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
-    p = {"recent": recent, "since": since, "awake": awake, "figures": int(figures)}
+    p = {"recent": recent, "since": since, "awake": awake, "figures": int(figures), "figures_since": figures_since}
     # Articles in the recent ledger: everything a revisit reads of them.
     conn.execute("CREATE TEMP TABLE keep_recent (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.execute("""INSERT OR IGNORE INTO keep_recent
@@ -53,13 +56,13 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         days=settings.COMPARISON_RETRY_DAYS))})
     held = quiet(conn, follow_ups, archive_queue)
     conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
-    # Articles first captured in a month a release still reads: what their figures are made of.
-    conn.execute("""INSERT OR IGNORE INTO keep_figures
-        SELECT article_id FROM src.snapshot_rows WHERE purpose = 'capture' AND captured_at >= :since AND :figures = 1""", p)
+    # Articles first captured in a month a release still reads: their addresses give their capture delays.
+    if figures:
+        conn.execute(f"""INSERT OR IGNORE INTO keep_figures
+            SELECT article_id FROM src.{tallies.ARTICLES}
+             WHERE :figures_since = '' OR captured_j >= julianday(:figures_since) - 7""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_snapshots
         SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
-         WHERE s.purpose = 'capture'
-        UNION SELECT s.id FROM src.snapshot_rows s JOIN keep_figures k ON k.id = s.article_id
          WHERE s.purpose = 'capture'
         UNION SELECT (SELECT s.id FROM src.snapshot_rows s WHERE s.article_id = k.id
                        ORDER BY s.captured_at DESC, s.id DESC LIMIT 1) FROM keep_articles k
@@ -68,8 +71,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         UNION SELECT c.snapshot_after FROM src.comparisons c JOIN keep_articles k ON k.id = c.article_id
         UNION SELECT a.snapshot_id FROM src.archive_submissions a WHERE a.recorded_at >= :awake
         UNION SELECT a.snapshot_id FROM src.archive_submissions a JOIN src.snapshot_rows s ON s.id = a.snapshot_id
-          WHERE a.status = 'success' AND (s.article_id IN (SELECT id FROM keep_articles)
-                                          OR s.article_id IN (SELECT id FROM keep_figures))
+          WHERE a.status = 'success' AND s.article_id IN (SELECT id FROM keep_articles)
         UNION SELECT s.id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND :queue = 1 AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""", {**p, "queue": int(archive_queue)})  # the archive's queue
@@ -93,16 +95,10 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
             SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
              WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
-    # Listings: the figures' months, the latest of each source (an export's base), each article's first.
+    # Listings: the recent ledger's, the latest of each source (an export's base).
     conn.execute("""INSERT OR IGNORE INTO keep_listings
         SELECT id FROM src.listings WHERE fetched_at >= :since
-        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url
-        UNION SELECT (SELECT i.listing_id FROM src.listing_entry_values v
-                        JOIN src.listing_items i ON i.value_id = v.id JOIN src.listings f ON f.id = i.listing_id
-                       WHERE v.url_key = k.url_key ORDER BY julianday(f.fetched_at), f.id LIMIT 1)
-          FROM (SELECT a.url_key FROM src.articles a JOIN keep_figures k ON k.id = a.id
-                UNION SELECT u.url_key FROM src.article_urls u JOIN keep_figures k ON k.id = u.article_id) AS k
-        """, p)  # each address's first listing, as the capture_delays view finds it
+        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_listings
         SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
          WHERE l.entries_of IS NOT NULL""")

@@ -28,11 +28,10 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   is not settled, else the answer that settled it (its first confirmed copy);
 * the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs
   and listings of those days;
-* with figures=True (`export level --for-figures`) what a release still
-  computes figures from (publish/release.py, unpublished_from): every request
-  and listing from the first month with a period not yet in the published
-  history, the capture snapshots of the articles first captured since, and
-  the listing where each was first listed;
+* with figures=True (`export level --for-figures`) what a release still reads
+  (publish/release.py, unpublished_from): the running aggregates of every week
+  from the first month not yet published (publish/tallies.py), not their rows,
+  and the addresses of the articles they count (what their delays are read by);
 * the latest listing of every source (the base an export's listing repeats),
   and the last row of every table (the boundary an export continues from).
 
@@ -58,6 +57,7 @@ from collector import settings
 from collector.clock import Clock, iso, parse_instant
 from collector.collect import keep
 from collector.collect.revisits import awaiting_follow_up, pending_articles
+from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
 from collector.record import articles as identities, compact, dormant, schema, shadows
@@ -134,16 +134,18 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         articles = pending_articles(source.conn)
         follow_ups = awaiting_follow_up(source.conn)
         published_from = unpublished_from(source, history) if figures and history is not None else None
+        if figures:
+            tallies.update(source.conn)  # derived data, never exported: level with the rows before any is left out
         floor = first_event(source)
         before = {t: _count(source.conn, "main", t) for t in record_tables(source.conn)}
         head = shadows.head(source.conn)
     finally:
         source.close()
     recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
+    # figures_from: from when a release can compute figures (release.py refuses a level that kept less); with
+    # figures and no published history given, or nothing observed yet, every week's aggregates are kept ("").
     since = iso(recent if published_from is None else min(recent, published_from))
     if figures and published_from is None:
-        # No published history given, or nothing observed yet: a release may read every period, so every
-        # row is kept (and figures_from says so: publish/release.py refuses a level that kept less).
         since = ""
     result = Levelled(target or db_path, bytes_before=_size(db_path))
     try:
@@ -155,9 +157,12 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             with new.transaction():
                 hours = settings.WORKING_RECENT_HOURS if awake_hours is None else awake_hours
                 awake = iso(now - timedelta(hours=hours))
-                held = keep.select(conn, articles, follow_ups, iso(recent), since, awake, figures, archive_queue)
+                held = keep.select(conn, articles, follow_ups, iso(recent), iso(recent), awake, figures,
+                                   archive_queue, figures_since=since)
                 _boundaries(conn, ranges)
-                _copy(conn, iso(recent), since, awake, ranges)
+                _copy(conn, iso(recent), iso(recent), awake, ranges)
+                if figures:
+                    tallies.keep(conn, since)
                 if hold_dormant:
                     _dormant(conn, held)
                 if identity_digests:
@@ -169,10 +174,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                     shadows.set_head(conn, *head)
                 conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
-                             "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL)")
-                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?)",
+                             "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL, aggregates INTEGER)")
+                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
                              (floor, iso(now), iso(recent), since, result.bytes_before,
-                              time.monotonic() - started))  # what levelling this much cost: leveltime.py
+                              time.monotonic() - started, int(figures)))  # what levelling this much cost: leveltime.py
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from collector import settings
 from collector.clock import iso, parse_instant
 from collector.errors import BadUsage
-from collector.publish import audit
+from collector.publish import audit, tallies
 from collector.publish.cells import ADDITIVE, first_event, read_block
 from collector.publish.disclosure import Decision, Protector, disclosive, primary
 from collector.publish.figures import (COUNTS, MEDIAN, RATES, TOTAL_ID, cells_of, median_minutes,
@@ -124,6 +124,11 @@ def refuse_levelled(store: Store, history) -> None:
     recent ledger's start. Figures computed from such a database would be
     silently wrong (and their disclosure search can run for minutes).
     """
+    if shadows.figures_as_aggregates(store.conn) and not tallies.present(store.conn):
+        raise BadUsage(f"this database was levelled (at {shadows.levelled_at(store.conn)}) keeping the figures as "
+                       "running aggregates, and they are missing from it (its export_tally_ tables were dropped): "
+                       "its rows alone would give wrong figures. Publish from the full database `export rebuild` "
+                       "makes, or level that one again with `export level --for-figures`")
     kept = shadows.figures_from(store.conn)
     if not kept:  # never levelled (None), or levelled keeping every row ("")
         return

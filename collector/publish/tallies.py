@@ -27,6 +27,8 @@ from __future__ import annotations
 import sqlite3
 
 from collector import settings
+from collector.clock import parse_instant
+from collector.publish.periods import julian_day
 from collector.record.articles import key_digest
 
 MARKS = "export_tally_marks"
@@ -184,8 +186,8 @@ def _queued(conn) -> None:
         SELECT url_key, outlet_id, {WEEK_OF.format('queued_at')} FROM capture_queue""")
 
 
-def keep(conn: sqlite3.Connection, since: float | None) -> None:
-    """Copy the source's (`src`) aggregates into main, those of weeks from the Julian day `since` on (None: all).
+def keep(conn: sqlite3.Connection, since: str) -> None:
+    """Copy the source's (`src`) aggregates into main, those of the weeks from the instant `since` on ("": all).
 
     A week is kept when it starts less than 7 days before since, so the
     week holding since is whole; the addresses' first listings are all kept
@@ -194,8 +196,9 @@ def keep(conn: sqlite3.Connection, since: float | None) -> None:
     ensure(conn)
     if not present_in(conn, "src"):
         return
-    week = "1" if since is None else f"julianday(week) > {since!r} - 7"
-    captured = "1" if since is None else f"captured_j >= {since!r} - 7"
+    day = julian_day(parse_instant(since)) if since else None
+    week = "1" if day is None else f"julianday(week) > {day!r} - 7"
+    captured = "1" if day is None else f"captured_j >= {day!r} - 7"
     conn.execute(f"INSERT INTO main.{MARKS} SELECT * FROM src.{MARKS}")
     conn.execute(f"INSERT INTO main.{FIRST_LISTED} SELECT * FROM src.{FIRST_LISTED}")
     for table in (COUNTS, LISTED, QUEUED):

@@ -131,6 +131,18 @@ def figures_from(conn: sqlite3.Connection) -> str | None:
     return None if row is None else row[0]
 
 
+def figures_as_aggregates(conn: sqlite3.Connection) -> bool:
+    """Return True when this database's last level kept the figures as running aggregates, not as rows.
+
+    (collector/publish/tallies.py; a level before they existed has no such column.)
+    """
+    try:
+        row = _level_row(conn, "aggregates")
+    except sqlite3.OperationalError:
+        return False
+    return bool(row and row[0])
+
+
 def _level_row(conn: sqlite3.Connection, column: str):
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LEVEL_TABLE,)).fetchone():
         return None

@@ -12,6 +12,7 @@ from collector.cli.main import cli
 from collector.clock import iso
 from collector.collect.level import level
 from collector.errors import BadUsage
+from collector.publish import tallies
 from collector.publish.history import History
 from collector.publish.release import release
 from collector.record import export
@@ -85,3 +86,41 @@ def test_publish_exits_with_a_usage_error_naming_the_ways_out(levelled, tmp_path
     assert "levelled" in result.output and "export level --for-figures" in result.output
     assert "export rebuild" in result.output
     assert "Nothing new was published" in summary.read_text(encoding="utf-8")
+
+
+def test_a_level_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(tmp_path):
+    full, folder, published, later = figures_record(tmp_path)
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, later, History.open(published), figures=True)
+    store = Store(working)
+    try:
+        recent = store.one("SELECT recent_from FROM export_level")[0]
+        kept_from = store.one("SELECT figures_from FROM export_level")[0]
+        assert kept_from < recent  # the figures are kept from the first unpublished month, before the recent ledger
+        # Of the requests the figures count (not the listings' own, kept as each source's base), none older
+        # than the recent ledger but the boundary an export continues from: the aggregates count them.
+        counted = store.query("SELECT id FROM requests WHERE started_at < ? AND purpose = 'capture'", (recent,))
+        assert len(counted) <= 1
+        assert store.one(f"SELECT COUNT(*) FROM {tallies.COUNTS} WHERE week >= ? AND week < ?",
+                         (kept_from[:10], recent[:10]))[0] > 0
+        shown = release(store, later, History.open(published, published), write=False)
+        assert shown.periods and shown.audit.passed
+    finally:
+        store.conn.close()
+
+
+def test_a_release_refuses_a_database_whose_kept_aggregates_are_missing(tmp_path):
+    full, folder, published, later = figures_record(tmp_path)
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, later, History.open(published), figures=True)
+    store = Store(working)
+    try:
+        for table in tallies.TABLES:
+            store.conn.execute(f"DROP TABLE {table}")
+        with pytest.raises(BadUsage, match="running aggregates, and they are missing"):
+            release(store, later, History.open(published, published), write=False)
+        assert not tallies.present(store.conn)  # refused before anything was rebuilt from the rows left
+    finally:
+        store.conn.close()
