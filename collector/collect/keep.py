@@ -18,31 +18,27 @@ from datetime import timedelta
 
 from collector import settings
 from collector.clock import iso, parse_instant
-from collector.publish import tallies
 from collector.record import dormant, schema
 from collector.wayback.answers import PERMANENT_EXTS
 
-def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: str, awake: str,
-           figures: bool = False, archive_queue: bool = True, figures_since: str = "") -> list[int]:
+def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: str,
+           archive_queue: bool = True) -> list[int]:
     """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
 
     `articles` are those with a check still owed (collect/revisits.py
     pending_articles), `follow_ups` those owed a follow-up or a retry. An
     article with a row since `awake` (settings.WORKING_RECENT_HOURS) is kept
     whole; the requests, runs and listings of the recent ledger since `recent`.
-    With `figures`, the articles and addresses of the articles the running
-    aggregates (collector/publish/tallies.py) count as first captured since
-    `figures_since` ("": all of them): what their capture delays are read from.
     With `archive_queue` False (a collect or vantages stream's own database:
     the archive job submits its captures from the database that follows
     every stream, and its answers are never in this one) a capture the
     archive has not confirmed keeps nothing awake: here, none ever is.
     """
-    for name in ("articles", "figures", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
+    for name in ("articles", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
         # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
         conn.execute(f"CREATE TEMP TABLE keep_{name} (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT INTO keep_articles VALUES (?)", [(a,) for a in sorted(articles)])
-    p = {"recent": recent, "since": since, "awake": awake, "figures": int(figures), "figures_since": figures_since}
+    p = {"recent": recent, "awake": awake}
     # Articles in the recent ledger: everything a revisit reads of them.
     conn.execute("CREATE TEMP TABLE keep_recent (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.execute("""INSERT OR IGNORE INTO keep_recent
@@ -56,11 +52,6 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
         days=settings.COMPARISON_RETRY_DAYS))})
     held = quiet(conn, follow_ups, archive_queue)
     conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
-    # Articles first captured in a month a release still reads: their addresses give their capture delays.
-    if figures:
-        conn.execute(f"""INSERT OR IGNORE INTO keep_figures
-            SELECT article_id FROM src.{tallies.ARTICLES}
-             WHERE :figures_since = '' OR captured_j >= julianday(:figures_since) - 7""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_snapshots
         SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
          WHERE s.purpose = 'capture'
@@ -97,28 +88,29 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, since: s
              WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
     # Listings: the recent ledger's, the latest of each source (an export's base).
     conn.execute("""INSERT OR IGNORE INTO keep_listings
-        SELECT id FROM src.listings WHERE fetched_at >= :since
+        SELECT id FROM src.listings WHERE fetched_at >= :recent
         UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_listings
         SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
          WHERE l.entries_of IS NOT NULL""")
     conn.execute("""INSERT OR IGNORE INTO keep_requests
-        SELECT id FROM src.requests WHERE started_at >= :since
+        SELECT id FROM src.requests WHERE started_at >= :recent
         UNION SELECT l.request_id FROM src.listings l JOIN keep_listings k ON k.id = l.id
          WHERE l.request_id IS NOT NULL
         UNION SELECT a.request_id FROM src.archive_submissions a JOIN keep_submissions k ON k.id = a.id
          WHERE a.request_id IS NOT NULL""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_runs
-        SELECT id FROM src.runs WHERE started_at >= :since
-        UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :since""", p)
-    # Article identities: of every article a job may read (revisited, a figure's, first seen or queued in a month
-    # a release reads, with a snapshot or an event kept); every other address is known by its key's digest.
+        SELECT id FROM src.runs WHERE started_at >= :recent
+        UNION SELECT run_id FROM src.request_intents WHERE intended_at >= :recent""", p)
+    # Article identities: of every article a job may read (revisited, first seen or queued in the recent ledger,
+    # with a snapshot or an event kept); every other address is known by its key's digest. (The figures count
+    # articles by the running aggregates' own keys: collector/publish/tallies.py.)
     conn.execute("CREATE TEMP TABLE keep_identities (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.execute("""INSERT OR IGNORE INTO keep_identities
-        SELECT id FROM keep_articles UNION SELECT id FROM keep_figures
-        UNION SELECT id FROM src.articles WHERE first_seen_at >= :since
+        SELECT id FROM keep_articles
+        UNION SELECT id FROM src.articles WHERE first_seen_at >= :recent
         UNION SELECT article_id FROM src.capture_queue WHERE article_id IS NOT NULL
-           AND (state = 'pending' OR queued_at >= :since)
+           AND (state = 'pending' OR queued_at >= :recent)
         UNION SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
         UNION SELECT article_id FROM src.events""", p)
     for table, keep in (("snapshots", "snapshots"), ("listings", "listings"), ("checks", "checks"),

@@ -30,8 +30,7 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   and listings of those days;
 * with figures=True (`export level --for-figures`) what a release still reads
   (publish/release.py, unpublished_from): the running aggregates of every week
-  from the first month not yet published (publish/tallies.py), not their rows,
-  and the addresses of the articles they count (what their delays are read by);
+  from the first month not yet published (publish/tallies.py), not their rows;
 * the latest listing of every source (the base an export's listing repeats),
   and the last row of every table (the boundary an export continues from).
 
@@ -157,10 +156,9 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             with new.transaction():
                 hours = settings.WORKING_RECENT_HOURS if awake_hours is None else awake_hours
                 awake = iso(now - timedelta(hours=hours))
-                held = keep.select(conn, articles, follow_ups, iso(recent), iso(recent), awake, figures,
-                                   archive_queue, figures_since=since)
+                held = keep.select(conn, articles, follow_ups, iso(recent), awake, archive_queue)
                 _boundaries(conn, ranges)
-                _copy(conn, iso(recent), iso(recent), awake, ranges)
+                _copy(conn, iso(recent), awake, ranges)
                 if figures:
                     tallies.keep(conn, since)
                 if hold_dormant:
@@ -244,7 +242,7 @@ def _last_run(source: Store) -> datetime | None:
 # Appended tables kept by rule: table -> the WHERE clause over the source's rows.
 _RULES = {
     "runs": "id IN (SELECT id FROM keep_runs)",
-    "request_intents": "intended_at >= :since",
+    "request_intents": "intended_at >= :recent",
     "requests": "id IN (SELECT id FROM keep_requests)",
     "listings": "id IN (SELECT id FROM keep_listings)",
     "checks": "id IN (SELECT id FROM keep_checks)",
@@ -257,8 +255,8 @@ _RULES = {
 
 # State tables kept by rule: a row no job reads again (its shadow, copied after, leaves it out alike, so an
 # export sees no change). A queue row that is over (captured or failed) never changes again, and its address is
-# known by article_urls (record/articles.py known()); the figures count the queue rows of their months.
-_STATE_RULES = {"capture_queue": "state = 'pending' OR queued_at >= :since"}
+# known by article_urls (record/articles.py known()); the figures count them by tallies.py QUEUED.
+_STATE_RULES = {"capture_queue": "state = 'pending' OR queued_at >= :recent"}
 
 
 def _last_ids(table: str, ranges) -> str:
@@ -278,9 +276,9 @@ def _boundaries(conn, ranges) -> None:
                          "WHERE id > ? AND id <= ? HAVING MAX(id) IS NOT NULL", (low, high))
 
 
-def _copy(conn, recent: str, since: str, whole: str, ranges=()) -> None:
+def _copy(conn, recent: str, whole: str, ranges=()) -> None:
     """Copy the kept rows of every record table into the new database, ids unchanged."""
-    params = {"recent": recent, "since": since}
+    params = {"recent": recent}
     for table in record_tables(conn):
         if table in schema.VIEW_ROWS:
             continue

@@ -122,13 +122,11 @@ def _tallied_articles(store: Store, block: Block, starts: list) -> None:
     low, high = julian_day(block.month.start), julian_day(block.month.end)
     cutoffs = [julian_day(w.cutoff) for w in block.weeks]
     case = bucket_sql(starts, "t.captured_j")
-    store.conn.create_function("tw_tally_digest", 1, tallies.digest, deterministic=True)
     rows = store.query(f"""
         SELECT t.outlet_id, {case}, x.j,
                (SELECT CASE WHEN t.captured_j >= MIN(f.j) THEN (t.captured_j - MIN(f.j)) * 1440.0 END
-                  FROM {tallies.FIRST_LISTED} f WHERE f.digest IN (
-                      SELECT tw_tally_digest(a.url_key) FROM articles a WHERE a.id = t.article_id
-                      UNION SELECT tw_tally_digest(u.url_key) FROM article_urls u WHERE u.article_id = t.article_id))
+                  FROM {tallies.KEYS} k JOIN {tallies.FIRST_LISTED} f ON f.digest = k.digest
+                 WHERE k.article_id = t.article_id)
           FROM {tallies.ARTICLES} t LEFT JOIN {tallies.ARCHIVED} x ON x.article_id = t.article_id
          WHERE t.captured_j >= ? AND t.captured_j < ?""", (low, high))
     for outlet, cell, archived_at, delay in rows:

@@ -14,9 +14,10 @@ So that `export level --for-figures` can leave the rows out and keep these
 instead (collector/collect/level.py): per outlet and week (its Monday, as
 SQLite's date() gives it), requests by result and the distinct addresses
 listed and queued; per article first captured, its first capture and first
-confirmed archive copy; per address key (its digest), its first listing (an
-article's capture delay is read from its addresses' first listings when
-the release runs, as the record's capture_delays view finds them).
+confirmed archive copy; per address key (its digest), its first listing, and
+every article's keys (an article's capture delay is read from its keys'
+first listings when the release runs, as the record's capture_delays view
+finds them, so no article's own rows need be kept).
 
 Every value equals the row-based count (cells.py read_block_rows, which
 tests/publish/test_tallies.py compares them with on real collections).
@@ -39,7 +40,8 @@ FIRST_LISTED = "export_tally_first_listed"
 ARTICLES = "export_tally_articles"
 ARCHIVED = "export_tally_archived"
 SNAPSHOTS = "export_tally_snapshots"
-TABLES = (MARKS, COUNTS, LISTED, QUEUED, FIRST_LISTED, ARTICLES, ARCHIVED, SNAPSHOTS)
+KEYS = "export_tally_keys"
+TABLES = (MARKS, COUNTS, LISTED, QUEUED, FIRST_LISTED, ARTICLES, ARCHIVED, SNAPSHOTS, KEYS)
 
 CREATE = f"""
 CREATE TABLE IF NOT EXISTS {MARKS} (tbl TEXT NOT NULL, bucket INTEGER NOT NULL, last_id INTEGER NOT NULL,
@@ -48,13 +50,15 @@ CREATE TABLE IF NOT EXISTS {COUNTS} (outlet_id TEXT NOT NULL, week TEXT NOT NULL
     value INTEGER NOT NULL, PRIMARY KEY (week, outlet_id, measure)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {LISTED} (week TEXT NOT NULL, outlet_id TEXT NOT NULL, digest BLOB NOT NULL,
     PRIMARY KEY (week, outlet_id, digest)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS {QUEUED} (url_key TEXT PRIMARY KEY, outlet_id TEXT NOT NULL, week TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {QUEUED} (digest BLOB PRIMARY KEY, outlet_id TEXT NOT NULL, week TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {FIRST_LISTED} (digest BLOB PRIMARY KEY, j REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {ARTICLES} (article_id INTEGER PRIMARY KEY, outlet_id TEXT NOT NULL,
     captured_j REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS {ARTICLES}_j ON {ARTICLES}(captured_j);
 CREATE TABLE IF NOT EXISTS {ARCHIVED} (article_id INTEGER PRIMARY KEY, j REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS {SNAPSHOTS} (snapshot_id INTEGER PRIMARY KEY, article_id INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS {KEYS} (article_id INTEGER NOT NULL, digest BLOB NOT NULL,
+    PRIMARY KEY (article_id, digest)) WITHOUT ROWID;
 """
 
 WEEK_OF = "date({}, '-6 days', 'weekday 1')"  # the Monday of the ISO week holding an instant, as bucket_sql finds it
@@ -84,10 +88,10 @@ def update(conn: sqlite3.Connection) -> int:
     conn.execute("SAVEPOINT tallies")
     try:
         read = 0
-        for table, add in (("requests", _requests), ("listings", _listings), ("snapshot_rows", _captures),
-                           ("archive_submissions", _archived)):
+        for table, add in (("requests", _requests), ("listings", _listings), ("articles", _keys),
+                           ("article_urls", _keys), ("snapshot_rows", _captures), ("archive_submissions", _archived)):
             for bucket, low, high in _new_ranges(conn, table):
-                add(conn, low, high)
+                add(conn, low, high, table)
                 conn.execute(f"INSERT INTO {MARKS} VALUES (?, ?, ?) ON CONFLICT (tbl, bucket) "
                              "DO UPDATE SET last_id = excluded.last_id", (table, bucket, high))
                 read += high - low
@@ -118,7 +122,7 @@ def _new_ranges(conn: sqlite3.Connection, table: str) -> list[tuple[int, int, in
         cursor = ceiling
 
 
-def _requests(conn, low: int, high: int) -> None:
+def _requests(conn, low: int, high: int, _table: str) -> None:
     """Requests per outlet, week and result (archive submissions have no outlet and are not counted)."""
     conn.execute(f"""
         INSERT INTO {COUNTS} (outlet_id, week, measure, value)
@@ -129,7 +133,7 @@ def _requests(conn, low: int, high: int) -> None:
         ON CONFLICT (week, outlet_id, measure) DO UPDATE SET value = value + excluded.value""", (low, high))
 
 
-def _listings(conn, low: int, high: int) -> None:
+def _listings(conn, low: int, high: int, _table: str) -> None:
     """Distinct addresses listed per outlet and week; each address's first listing (capture_delays' rule)."""
     conn.execute(f"""
         INSERT OR IGNORE INTO {LISTED} (week, outlet_id, digest)
@@ -149,7 +153,15 @@ def _listings(conn, low: int, high: int) -> None:
         ON CONFLICT (digest) DO UPDATE SET j = MIN(j, excluded.j)""", (low, high))
 
 
-def _captures(conn, low: int, high: int) -> None:
+def _keys(conn, low: int, high: int, table: str) -> None:
+    """Every address key of every article, by digest: an article's first listing is its keys' first."""
+    column = "id" if table == "articles" else "article_id"
+    conn.execute(f"""
+        INSERT OR IGNORE INTO {KEYS} (article_id, digest)
+        SELECT {column}, tw_tally_digest(url_key) FROM {table} WHERE id > ? AND id <= ?""", (low, high))
+
+
+def _captures(conn, low: int, high: int, _table: str) -> None:
     """Each article's first capture (and its capture snapshots, what archive answers point at)."""
     conn.execute(f"""
         INSERT OR IGNORE INTO {SNAPSHOTS} (snapshot_id, article_id)
@@ -163,7 +175,7 @@ def _captures(conn, low: int, high: int) -> None:
         ON CONFLICT (article_id) DO UPDATE SET captured_j = MIN(captured_j, excluded.captured_j)""", (low, high))
 
 
-def _archived(conn, low: int, high: int) -> None:
+def _archived(conn, low: int, high: int, _table: str) -> None:
     """Each article's first successful, timestamped Internet Archive submission."""
     conn.execute(f"""
         INSERT INTO {ARCHIVED} (article_id, j)
@@ -182,8 +194,8 @@ def _queued(conn) -> None:
     again (a level keeps the pending ones and the unpublished months', collector/collect/level.py) and the
     latest state of each address wins, as it does in the queue."""
     conn.execute(f"""
-        INSERT OR REPLACE INTO {QUEUED} (url_key, outlet_id, week)
-        SELECT url_key, outlet_id, {WEEK_OF.format('queued_at')} FROM capture_queue""")
+        INSERT OR REPLACE INTO {QUEUED} (digest, outlet_id, week)
+        SELECT tw_tally_digest(url_key), outlet_id, {WEEK_OF.format('queued_at')} FROM capture_queue""")
 
 
 def keep(conn: sqlite3.Connection, since: str) -> None:
@@ -207,6 +219,10 @@ def keep(conn: sqlite3.Connection, since: str) -> None:
     for table in (ARCHIVED, SNAPSHOTS):
         conn.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} "
                      f"WHERE article_id IN (SELECT article_id FROM main.{ARTICLES})")
+    # The keys of the articles kept, and of those not captured yet (their capture may come).
+    conn.execute(f"INSERT INTO main.{KEYS} SELECT * FROM src.{KEYS} k "
+                 f"WHERE k.article_id IN (SELECT article_id FROM main.{ARTICLES}) "
+                 f"OR NOT EXISTS (SELECT 1 FROM src.{ARTICLES} t WHERE t.article_id = k.article_id)")
 
 
 def present_in(conn: sqlite3.Connection, schema: str) -> bool:

@@ -173,7 +173,7 @@ def test_a_failed_update_leaves_the_aggregates_as_they_were(tmp_path, monkeypatc
         marks = store.query(f"SELECT * FROM {tallies.MARKS} ORDER BY 1, 2")
         rows.batch(None, 40)
 
-        def broken(conn, low, high):
+        def broken(conn, low, high, table):
             raise RuntimeError("disk gone")
         monkeypatch.setattr(tallies, "_archived", broken)
         with pytest.raises(RuntimeError):
