@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from datasette.app import Datasette
 
+from collector.publish import tallies  # a release writes them into the database it reads
 from collector.record import search as fts, schema
 from collector.record.store import Store
 
@@ -200,3 +202,19 @@ def test_canned_queries_answer_what_they_say(record):
     assert {r["result"]: r["requests"] for r in results} == {"ok": 3, "robots_disallowed": 1}
     sources = get(record, "/takedownwatch/sources_by_outlet_and_status.json?_shape=array").json()
     assert [(s["outlet_id"], s["status"], s["last_entry_count"]) for s in sources] == [("jago", "current", 1)]
+
+
+def test_the_running_aggregates_tables_are_described_and_hidden(record, tmp_path):
+    copy = tmp_path / "released.db"
+    shutil.copyfile(record, copy)
+    conn = sqlite3.connect(copy)
+    try:
+        assert tallies.update(conn) > 0
+        conn.commit()
+    finally:
+        conn.close()
+    tables = {t: cols for t, cols in documented_tables(copy).items() if t.startswith("export_tally_")}
+    assert sorted(tables) == sorted(tallies.TABLES)
+    assert [f"{t}.{c}" for t, cols in tables.items() for c in cols
+            if not DB["tables"].get(t, {}).get("columns", {}).get(c)] == []
+    assert all(DB["tables"][t].get("hidden") and DB["tables"][t].get("description") for t in tables)
