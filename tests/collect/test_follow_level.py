@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from collector.cli.main import cli
 from collector.clock import iso
 from collector.collect.follow_level import level_followed
+from collector.publish.cells import read_block, read_block_rows
 from collector.publish.history import History
 from collector.record import export as ex, follow, merge, shadows, streams
 from collector.record.articles import key_digest
@@ -145,6 +146,15 @@ def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path,
         store.close()
     merge.rebuild_record([root], tmp_path / "full.db")
     assert figures(pages) == figures(tmp_path / "full.db")
+    # The levelled follower's running aggregates equal the full database's own rows, counted.
+    kept, whole = Store(pages), Store(tmp_path / "full.db")
+    try:
+        aggregated, counted = read_block(kept, "2026-08"), read_block_rows(whole, "2026-08")
+        assert counted.values and counted.delays and aggregated.values == counted.values
+        assert {k: sorted(v) for k, v in aggregated.delays.items()} == {k: sorted(v) for k, v in counted.delays.items()}
+    finally:
+        kept.close()
+        whole.close()
     # Without --level-every, nothing says what a level keeps.
     refused = runner.invoke(cli, ["export", "follow", "--out", str(root), "--db", str(pages), "--for-figures"])
     assert refused.exit_code == 2 and "--level-every" in refused.output
