@@ -86,10 +86,11 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
         UNION SELECT c.id FROM src.checks c WHERE c.article_id IN (
             SELECT s.article_id FROM src.snapshot_rows s JOIN keep_snapshots k ON k.id = s.id
              WHERE s.purpose = 'capture')""", p)  # an article's first capture schedules its slots: all its checks
-    # Listings: the recent ledger's, the latest of each source (an export's base).
-    conn.execute("""INSERT OR IGNORE INTO keep_listings
+    # Listings: the recent ledger's, the latest of each source by each stream (an export's base, and the listing
+    # its next unchanged answer names by entries_of: a database following every stream holds several streams').
+    conn.execute(f"""INSERT OR IGNORE INTO keep_listings
         SELECT id FROM src.listings WHERE fetched_at >= :recent
-        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url""", p)
+        UNION SELECT MAX(id) FROM src.listings GROUP BY outlet_id, url, (id - 1) / {settings.STREAM_ID_RANGE}""", p)
     conn.execute("""INSERT OR IGNORE INTO keep_listings
         SELECT l.entries_of FROM src.listings l JOIN keep_listings k ON k.id = l.id
          WHERE l.entries_of IS NOT NULL""")

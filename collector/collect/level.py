@@ -26,13 +26,12 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   collector/record/compact.py), every check, comparison and capture attempt,
   and of the archive submissions of every snapshot kept, every try while it
   is not settled, else the answer that settled it (its first confirmed copy);
-* the recent ledger (settings.WORKING_LEDGER_DAYS): requests, intents, runs
-  and listings of those days;
+* the recent ledger (settings.WORKING_LEDGER_DAYS): its requests, intents, runs, listings;
 * with figures=True (`export level --for-figures`) what a release still reads
   (publish/release.py, unpublished_from): the running aggregates of every week
   from the first month not yet published (publish/tallies.py), not their rows;
-* the latest listing of every source (the base an export's listing repeats),
-  and the last row of every table (the boundary an export continues from).
+* each stream's latest listing of every source (an export's base, its next
+  304's entries_of), and the last row of every table (an export's boundary).
 
 Nothing is deleted: the rows are copied into a new file, and the file
 replaces the old one only when complete. Levelling refuses, leaving the
@@ -133,6 +132,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         articles = pending_articles(source.conn)
         follow_ups = awaiting_follow_up(source.conn)
         published_from = unpublished_from(source, history) if figures and history is not None else None
+        available = tallies.available_from(source.conn) if figures else None
         if figures:
             tallies.update(source.conn)  # derived data, never exported: level with the rows before any is left out
         floor = first_event(source)
@@ -142,10 +142,12 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         source.close()
     recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
     # figures_from: from when a release can compute figures (release.py refuses a level that kept less); with
-    # figures and no published history given, or nothing observed yet, every week's aggregates are kept ("").
+    # figures and no published history given, or nothing observed yet, every week's ("") but what a database
+    # levelled before still holds (tallies.available_from).
     since = iso(recent if published_from is None else min(recent, published_from))
-    if figures and published_from is None:
-        since = ""
+    since = "" if figures and published_from is None else since
+    if available and (not since or parse_instant(since) < parse_instant(available)):
+        since = available
     result = Levelled(target or db_path, bytes_before=_size(db_path))
     try:
         new = Store(temporary)

@@ -128,7 +128,7 @@ def _tallied_articles(store: Store, block: Block, starts: list) -> None:
                   FROM {tallies.KEYS} k JOIN {tallies.FIRST_LISTED} f ON f.digest = k.digest
                  WHERE k.article_id = t.article_id)
           FROM {tallies.ARTICLES} t LEFT JOIN {tallies.ARCHIVED} x ON x.article_id = t.article_id
-         WHERE t.captured_j >= ? AND t.captured_j < ?""", (low, high))
+         WHERE t.captured_j >= ? AND t.captured_j < ? AND t.outlet_id IS NOT NULL""", (low, high))
     for outlet, cell, archived_at, delay in rows:
         if cell is None:
             continue

@@ -128,7 +128,7 @@ def refuse_levelled(store: Store, history) -> None:
         raise BadUsage(f"this database was levelled (at {shadows.levelled_at(store.conn)}) keeping the figures as "
                        "running aggregates, and they are missing from it (its export_tally_ tables were dropped): "
                        "its rows alone would give wrong figures. Publish from the full database `export rebuild` "
-                       "makes, or level that one again with `export level --for-figures`")
+                       "makes (levelled with `export level --for-figures` if it must be small)")
     kept = shadows.figures_from(store.conn)
     if not kept:  # never levelled (None), or levelled keeping every row ("")
         return

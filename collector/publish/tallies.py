@@ -2,25 +2,35 @@
 
 A release reads these, not the rows they count (collector/publish/cells.py
 read_block). They are derived data, never observations: bookkeeping tables
-(`export_tally_*`, never exported), rebuilt from the rows whenever they are
-missing. `update` adds what every row added since its last call contributes:
-each table's rows are followed by id, one watermark per stream's id range
-(collector/record/streams.py), since a database that follows every stream
-appends a stream's new rows below another stream's older ones. Every
-aggregate is a count, a distinct set or a minimum, so the order rows arrive
-in (a stream late, a merge table by table) never changes it.
+(`export_tally_*`, never exported), made from every row the first time a
+database is read for figures. A database levelled keeping them and not the
+rows (`export level --for-figures`) cannot make them again: a release refuses
+it when they are gone (publish/release.py). `update` adds what every row
+appended since its last call contributes: each appended table is followed
+by id, one watermark per stream's id range (collector/record/streams.py),
+since a database that follows every stream appends a stream's new rows below
+another stream's older ones. Each aggregate is a count, a distinct set or a
+minimum, and an article's outlet and its first capture are kept apart, so the
+order rows arrive in (a stream late, a merge table by table, a capture before
+its article's row) does not change them. The capture queue is state (one row
+per address, its latest): it is read whole at every update, the latest row
+of each address replacing what an earlier one gave.
 
-So that `export level --for-figures` can leave the rows out and keep these
-instead (collector/collect/level.py): per outlet and week (its Monday, as
-SQLite's date() gives it), requests by result and the distinct addresses
-listed and queued; per article first captured, its first capture and first
-confirmed archive copy; per address key (its digest), its first listing, and
-every article's keys (an article's capture delay is read from its keys'
-first listings when the release runs, as the record's capture_delays view
-finds them, so no article's own rows need be kept).
+Kept per outlet and week (its Monday, as SQLite's date() gives it): requests
+by result, and the distinct addresses listed and queued. Per article: its
+outlet and first capture, its first confirmed archive copy, its address keys'
+digests. Per address key's digest: its first listing (an article's capture
+delay is read from its keys' first listings when the release runs, as the
+record's capture_delays view finds them, so no article's own rows need be
+kept). A level keeps the weeks' aggregates from the first unpublished month,
+and every article's outlet and first capture and every key's first listing
+whole (another capture of an article captured long ago is not its first; an
+address listed long ago may become a new article's): those grow with the
+record's period, about 60 bytes an article (bench/follower_db.py).
 
-Every value equals the row-based count (cells.py read_block_rows, which
-tests/publish/test_tallies.py compares them with on real collections).
+Every value equals the row-based count (cells.py read_block_rows), which
+tests/publish/test_tallies.py, test_release_levelled.py and
+tests/collect/test_follow_level.py (real loopback collections) compare.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import sqlite3
 from collector import settings
 from collector.clock import parse_instant
 from collector.publish.periods import julian_day
+from collector.record import shadows
 from collector.record.articles import key_digest
 
 MARKS = "export_tally_marks"
@@ -52,8 +63,7 @@ CREATE TABLE IF NOT EXISTS {LISTED} (week TEXT NOT NULL, outlet_id TEXT NOT NULL
     PRIMARY KEY (week, outlet_id, digest)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {QUEUED} (digest BLOB PRIMARY KEY, outlet_id TEXT NOT NULL, week TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {FIRST_LISTED} (digest BLOB PRIMARY KEY, j REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS {ARTICLES} (article_id INTEGER PRIMARY KEY, outlet_id TEXT NOT NULL,
-    captured_j REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS {ARTICLES} (article_id INTEGER PRIMARY KEY, outlet_id TEXT, captured_j REAL);
 CREATE INDEX IF NOT EXISTS {ARTICLES}_j ON {ARTICLES}(captured_j);
 CREATE TABLE IF NOT EXISTS {ARCHIVED} (article_id INTEGER PRIMARY KEY, j REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS {SNAPSHOTS} (snapshot_id INTEGER PRIMARY KEY, article_id INTEGER NOT NULL);
@@ -82,7 +92,7 @@ def present(conn: sqlite3.Connection) -> bool:
 
 
 def update(conn: sqlite3.Connection) -> int:
-    """Add every row appended since the last update to the aggregates; return how many rows were read."""
+    """Add every row appended since the last update to the aggregates; return the span of ids read (0: none new)."""
     ensure(conn)
     conn.create_function("tw_tally_digest", 1, digest, deterministic=True)
     conn.execute("SAVEPOINT tallies")
@@ -154,11 +164,16 @@ def _listings(conn, low: int, high: int, _table: str) -> None:
 
 
 def _keys(conn, low: int, high: int, table: str) -> None:
-    """Every address key of every article, by digest: an article's first listing is its keys' first."""
+    """Every address key of every article, by digest (an article's first listing is its keys' first), and every
+    article's outlet: its capture may come from another stream after a level left its row out."""
     column = "id" if table == "articles" else "article_id"
     conn.execute(f"""
         INSERT OR IGNORE INTO {KEYS} (article_id, digest)
         SELECT {column}, tw_tally_digest(url_key) FROM {table} WHERE id > ? AND id <= ?""", (low, high))
+    if table == "articles":
+        conn.execute(f"""
+            INSERT INTO {ARTICLES} (article_id, outlet_id) SELECT id, outlet_id FROM articles WHERE id > ? AND id <= ?
+            ON CONFLICT (article_id) DO UPDATE SET outlet_id = excluded.outlet_id""", (low, high))
 
 
 def _captures(conn, low: int, high: int, _table: str) -> None:
@@ -167,12 +182,11 @@ def _captures(conn, low: int, high: int, _table: str) -> None:
         INSERT OR IGNORE INTO {SNAPSHOTS} (snapshot_id, article_id)
         SELECT id, article_id FROM snapshot_rows WHERE id > ? AND id <= ? AND purpose = 'capture'""", (low, high))
     conn.execute(f"""
-        INSERT INTO {ARTICLES} (article_id, outlet_id, captured_j)
-        SELECT s.article_id, a.outlet_id, MIN(julianday(s.captured_at)) FROM snapshot_rows s
-          JOIN articles a ON a.id = s.article_id
-         WHERE s.id > ? AND s.id <= ? AND s.purpose = 'capture' AND julianday(s.captured_at) IS NOT NULL
-         GROUP BY s.article_id
-        ON CONFLICT (article_id) DO UPDATE SET captured_j = MIN(captured_j, excluded.captured_j)""", (low, high))
+        INSERT INTO {ARTICLES} (article_id, captured_j)
+        SELECT article_id, MIN(julianday(captured_at)) FROM snapshot_rows
+         WHERE id > ? AND id <= ? AND purpose = 'capture' AND julianday(captured_at) IS NOT NULL GROUP BY article_id
+        ON CONFLICT (article_id) DO UPDATE SET captured_j = MIN(COALESCE(captured_j, excluded.captured_j),
+                                                                excluded.captured_j)""", (low, high))
 
 
 def _archived(conn, low: int, high: int, _table: str) -> None:
@@ -215,14 +229,23 @@ def keep(conn: sqlite3.Connection, since: str) -> None:
     conn.execute(f"INSERT INTO main.{FIRST_LISTED} SELECT * FROM src.{FIRST_LISTED}")
     for table in (COUNTS, LISTED, QUEUED):
         conn.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} WHERE week IS NULL OR {week}")
-    conn.execute(f"INSERT INTO main.{ARTICLES} SELECT * FROM src.{ARTICLES} WHERE {captured}")
-    for table in (ARCHIVED, SNAPSHOTS):
-        conn.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} "
-                     f"WHERE article_id IN (SELECT article_id FROM main.{ARTICLES})")
-    # The keys of the articles kept, and of those not captured yet (their capture may come).
-    conn.execute(f"INSERT INTO main.{KEYS} SELECT * FROM src.{KEYS} k "
-                 f"WHERE k.article_id IN (SELECT article_id FROM main.{ARTICLES}) "
-                 f"OR NOT EXISTS (SELECT 1 FROM src.{ARTICLES} t WHERE t.article_id = k.article_id)")
+    # Every article, with its first capture: another capture of one first captured long ago (another vantage's,
+    # a new shard's) is not its first.
+    conn.execute(f"INSERT INTO main.{ARTICLES} SELECT * FROM src.{ARTICLES}")
+    recent = f"article_id IN (SELECT article_id FROM src.{ARTICLES} WHERE captured_j IS NULL OR {captured})"
+    for table in (ARCHIVED, SNAPSHOTS, KEYS):  # of the articles the kept weeks count, or whose capture may come
+        conn.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} WHERE {recent}")
+
+
+def available_from(conn: sqlite3.Connection) -> str | None:
+    """Return from when a database levelled before can still give figures (None or "": never levelled, or all).
+
+    Its figures_from; but one levelled keeping the figures as aggregates that are gone holds its recent
+    ledger's rows alone (and a release refuses it: publish/release.py). Asked before update() makes them anew.
+    """
+    if shadows.figures_as_aggregates(conn) and not present(conn):
+        return conn.execute(f"SELECT recent_from FROM {shadows.LEVEL_TABLE}").fetchone()[0]
+    return shadows.figures_from(conn)
 
 
 def present_in(conn: sqlite3.Connection, schema: str) -> bool:

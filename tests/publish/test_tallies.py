@@ -185,3 +185,40 @@ def test_a_failed_update_leaves_the_aggregates_as_they_were(tmp_path, monkeypatc
             _same(read_block(store, month), read_block_rows(store, month))
     finally:
         store.conn.close()
+
+
+def test_a_level_for_figures_keeps_each_streams_latest_listing_its_next_unchanged_answer_names(tmp_path):
+    """A database following two vantages: vantage A's feed unchanged since days before the level (a 304
+    then records entries_of its listing), vantage B's read since. A's listing must outlive the level."""
+    from collector.collect.level import level
+    from collector.publish.history import History
+
+    db = tmp_path / "follower.db"
+    store = Store(db)
+    rows = Streams(store, 3)
+    feed, east = "https://a1.example/feed", streams.base("east")
+    old, new = datetime(2026, 11, 21, 9, tzinfo=timezone.utc), datetime(2026, 11, 25, 9, tzinfo=timezone.utc)
+    holder = store.insert("listings", {"id": 1, "run_id": rows.r._run, "outlet_id": "a1", "url": feed,
+                                       "fetched_at": iso(old), "kind": "rss", "entry_count": 2})
+    for n in range(2):
+        url = f"https://a1.example/news/a-{n}"
+        store.insert("listing_entries", {"listing_id": holder, "position": n, "url": url, "url_key": url})
+    store.insert("listings", {"id": east + 1, "run_id": rows.r._run, "outlet_id": "a1", "url": feed,
+                              "fetched_at": iso(new), "kind": "rss", "entry_count": 0})
+    store.insert("listings", {"id": 2, "run_id": rows.r._run, "outlet_id": "a1", "url": feed + "-other",
+                              "fetched_at": iso(old), "kind": "rss", "entry_count": 0})  # A's last row: kept anyway
+    store.conn.close()
+    ranges = [(0, east), (east, east + 2 ** 40)]
+    level(db, tmp_path, NOW + timedelta(days=1), History.memory(), figures=True, hold_dormant=False,
+          check=lambda source: None, ranges=ranges)
+    store = Store(db)
+    try:
+        assert store.one("SELECT COUNT(*) FROM listings WHERE id = ?", (holder,))[0] == 1
+        store.conn.execute("PRAGMA foreign_keys = OFF")  # as a follow writes a stream's rows
+        store.insert("listings", {"id": 3, "run_id": rows.r._run, "outlet_id": "a1", "url": feed,
+                                  "fetched_at": iso(NOW), "kind": "rss", "entry_count": 2, "entries_of": holder})
+        block = read_block(store, "2026-11")
+        assert block.value("a1", "2026-W48", "articles_listed") == 2
+        _same(block, read_block_rows(store, "2026-11"))
+    finally:
+        store.conn.close()
