@@ -129,13 +129,19 @@ def _tallied_articles(store: Store, block: Block, starts: list) -> None:
                  WHERE k.article_id = t.article_id)
           FROM {tallies.ARTICLES} t LEFT JOIN {tallies.ARCHIVED} x ON x.article_id = t.article_id
          WHERE t.captured_j >= ? AND t.captured_j < ? AND t.outlet_id IS NOT NULL""", (low, high))
-    for outlet, cell, archived_at, delay in rows:
+    _add_articles(block, rows, cutoffs)
+
+
+def _add_articles(block: Block, rows, cutoffs: list[float]) -> None:
+    """Add rows of (outlet, week index, first confirmed copy's Julian day, delay minutes) of captured articles."""
+    for outlet, cell, archived_at, delay, *_ in rows:
         if cell is None:
             continue
         wk = block.weeks[cell].id
         _add(block, outlet, wk, "articles_captured")
         if archived_at is not None and archived_at <= cutoffs[cell]:
             _add(block, outlet, wk, "articles_archived")
+        # No delay when the capture came before any listing named the article (a canonical join).
         if delay is not None:
             block.delays.setdefault((outlet, wk), []).append(delay)
 
@@ -181,16 +187,7 @@ def _articles(store: Store, block: Block, case: str) -> None:
                                          AND julianday(captured_at) >= ? AND julianday(captured_at) < ?)
                    AND julianday(captured_at) >= ? AND julianday(captured_at) < ?{NO_FLATTEN}) AS f""",
                        (low, high, low, high))
-    for outlet, cell, archived_at, delay, j in rows:
-        if cell is None:
-            continue
-        wk = block.weeks[cell].id
-        _add(block, outlet, wk, "articles_captured")
-        if archived_at is not None and archived_at <= cutoffs[cell]:
-            _add(block, outlet, wk, "articles_archived")
-        # No delay when the capture came before any listing named the article (a canonical join).
-        if delay is not None:
-            block.delays.setdefault((outlet, wk), []).append(delay)
+    _add_articles(block, rows, cutoffs)
 
 
 def _counts(store: Store, block: Block, case: str, measure: str, inner: str) -> None:

@@ -23,6 +23,16 @@ from testing.synthetic import NOW, SyntheticRecord
 
 
 @pytest.fixture
+def for_figures(tmp_path):
+    """Return (database levelled with --for-figures, the published history, when a release is due)."""
+    full, folder, published, later = figures_record(tmp_path)
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, later, History.open(published), figures=True)
+    return working, published, later
+
+
+@pytest.fixture
 def levelled(tmp_path):
     """Return (database levelled without --for-figures, the published history, when a release is due)."""
     full, folder, published, later = figures_record(tmp_path)
@@ -44,11 +54,8 @@ def test_a_release_refuses_a_database_levelled_without_its_figures_rows(levelled
     assert (kept / "history.jsonl").read_bytes() == before  # nothing appended
 
 
-def test_a_level_for_figures_serves_its_own_history_not_an_earlier_one(tmp_path):
-    full, folder, published, later = figures_record(tmp_path)
-    working = tmp_path / "working.db"
-    copy(full, working)
-    level(working, folder, later, History.open(published), figures=True)
+def test_a_level_for_figures_serves_its_own_history_not_an_earlier_one(for_figures):
+    working, published, later = for_figures
     store = Store(working)
     try:
         assert release(store, later, History.open(published, published), write=False).periods  # as levelled for
@@ -89,11 +96,8 @@ def test_publish_exits_with_a_usage_error_naming_the_ways_out(levelled, tmp_path
     assert "Nothing new was published" in summary.read_text(encoding="utf-8")
 
 
-def test_a_level_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(tmp_path):
-    full, folder, published, later = figures_record(tmp_path)
-    working = tmp_path / "working.db"
-    copy(full, working)
-    level(working, folder, later, History.open(published), figures=True)
+def test_a_level_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(for_figures):
+    working, published, later = for_figures
     store = Store(working)
     try:
         recent = store.one("SELECT recent_from FROM export_level")[0]
@@ -111,11 +115,8 @@ def test_a_level_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(
         store.conn.close()
 
 
-def test_a_release_refuses_a_database_whose_kept_aggregates_are_missing(tmp_path):
-    full, folder, published, later = figures_record(tmp_path)
-    working = tmp_path / "working.db"
-    copy(full, working)
-    level(working, folder, later, History.open(published), figures=True)
+def test_a_release_refuses_a_database_whose_kept_aggregates_are_missing(for_figures):
+    working, published, later = for_figures
     store = Store(working)
     try:
         for table in tallies.TABLES:
