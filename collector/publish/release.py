@@ -98,9 +98,9 @@ def release(store: Store, now: datetime, history, write: bool = True) -> Release
 def unpublished_from(store: Store, history) -> datetime | None:
     """Return the start of the first month a later release still reads (None: the whole record).
 
-    That is the month of the first period not yet in the published history;
-    every row a release computes figures from is observed after it, or is
-    an article's first listing (collector/collect/level.py keeps those).
+    That is the month of the first period not yet in the published history:
+    `export level --for-figures` keeps the running aggregates of its weeks on
+    (collector/collect/level.py, collector/publish/tallies.py).
     """
     start = first_event(store)
     if start is None:
