@@ -26,7 +26,7 @@ kept). A level keeps the weeks' aggregates from the first unpublished month,
 and every article's outlet and first capture and every key's first listing
 whole (another capture of an article captured long ago is not its first; an
 address listed long ago may become a new article's): those grow with the
-record's period, about 60 bytes an article (bench/follower_db.py).
+record's period, about 80 bytes an article (bench/follower_db.py).
 
 Every value equals the row-based count (cells.py read_block_rows), which
 tests/publish/test_tallies.py, test_release_levelled.py and
