@@ -144,7 +144,7 @@ def main() -> None:
                     store_f.close()
                 merged, tallied = tally_bytes(follower)
                 print(f"  day {day:>3}: {len(done_periods)} periods published (the last {done_periods[-1:]}"
-                      f"{'' if args.archive else '; ' + compared}); the figures' aggregates kept from "
+                      f"{'' if args.archive else '; ' + compared}); a release could compute figures from "
                       f"{kept_from}; merged database {merged / MIB:,.1f} MiB simulated, its aggregates "
                       f"{tallied / MIB:,.2f} MiB", flush=True)
             if measured and hour == args.level_every:  # a job --level-every hours on
