@@ -47,13 +47,15 @@ class Block:
         return self.values.get((outlet, period, measure), 0)
 
 
-def read_block(store: Store, month_id: str, since=None) -> Block:
+def read_block(store: Store, month_id: str, since=None, update: bool = True) -> Block:
     """Return the per-outlet values of the month's weeks (from since's week on) and of the month itself.
 
     Read from the running aggregates (collector/publish/tallies.py), brought
-    up to date with every row added since they were last.
+    up to date with every row added since they were last (update=False: the
+    caller just did, as a release does once for all its months).
     """
-    tallies.update(store.conn)
+    if update:
+        tallies.update(store.conn)
     block, starts = _empty_block(month_id, since)
     _tallied(store, block, starts)
     return _finish(store, block)

@@ -74,6 +74,7 @@ def release(store: Store, now: datetime, history, write: bool = True) -> Release
     without the rows the release computes figures from (refuse_levelled).
     """
     refuse_levelled(store, history)
+    tallies.update(store.conn)  # once: every month below reads them as they now are
     start = first_event(store)
     known = set(history.periods())
     due = [p for p in closed_periods(None if start is None else from_julian_day(start), now)
@@ -151,7 +152,7 @@ def decide_month(store: Store, now: datetime, old: list[tuple[dict, dict]], mont
                   for gid, ids in old[0][1]["members"].items()]
     else:
         groups = membership(store)
-    block = read_block(store, month, since)
+    block = read_block(store, month, since, update=False)
     cells = cells_of(block, groups, periods)
     weekly = {(g, line["period"]): counts for line, decision in old if line["kind"] == "week"
               for g, counts in decision["counts"].items()}

@@ -219,9 +219,7 @@ def keep(conn: sqlite3.Connection, since: str) -> None:
     week holding since is whole; the addresses' first listings are all kept
     (an address first listed long ago may become a newly captured article's).
     """
-    ensure(conn)
-    if not present_in(conn, "src"):
-        return
+    ensure(conn)  # the source's are always there: level brings them up to date first
     day = julian_day(parse_instant(since)) if since else None
     week = "1" if day is None else f"julianday(week) > {day!r} - 7"
     captured = "1" if day is None else f"captured_j >= {day!r} - 7"
@@ -246,9 +244,3 @@ def available_from(conn: sqlite3.Connection) -> str | None:
     if shadows.figures_as_aggregates(conn) and not present(conn):
         return conn.execute(f"SELECT recent_from FROM {shadows.LEVEL_TABLE}").fetchone()[0]
     return shadows.figures_from(conn)
-
-
-def present_in(conn: sqlite3.Connection, schema: str) -> bool:
-    """Return True when the attached database `schema` holds the aggregates."""
-    return conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?",
-                        (MARKS,)).fetchone() is not None
