@@ -41,6 +41,8 @@ from collector.record.fileformat import read_header
 from collector.record.folder import batches
 from collector.record.rebuild import rebuild
 
+from actions_cache import PERIOD_DAYS, PREFIXES, ActionsCache, size
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".github" / "scripts"
 FAKE_GH = ROOT / "testing" / "fake_gh.sh"  # curl: a Python gh would start twice a second job
@@ -94,8 +96,13 @@ class Runner:
     """Runs the workflows' jobs, one after another, each on a fresh runner over the same remote and cache."""
 
     def __init__(self, work: Path, registry_toml: str, spn_base: str, store_api: str, interval: float,
-                 python: Path | str = sys.executable):
+                 python: Path | str = sys.executable, prune: bool = True, cache_from_day: float = 0.0,
+                 period_days: int = PERIOD_DAYS):
         self.work, self.interval = work, interval
+        # GitHub's cache (bench/actions_cache.py): each job's restore and save, the entries sized as the
+        # databases at 40 outlets on the simulated day; a miss loses the saved copy, as eviction does.
+        self.actions_cache = ActionsCache(prune=prune)
+        self.cache_from_day, self.period_days, self._first = cache_from_day, period_days, None
         self.spn_base, self.store_api = spn_base, store_api
         self.origin, self.checkout, self.cache = work / "origin.git", work / "runner", work / "cache" / "db"
         self.cache.parent.mkdir(parents=True, exist_ok=True)
@@ -141,11 +148,13 @@ class Runner:
         began = time.monotonic()
         now = lambda: iso_seconds(scheduled + timedelta(seconds=time.monotonic() - began))  # noqa: E731
         self._step(job, "checkout", self._fresh_checkout)
+        restored = self._cache_restore(kind, scheduled)
         db = self.db
         if kind == "pages":  # pages.yml: a database that follows every stream, in a cache of its own
             db = self.pages_db
             self._step(job, "follow", lambda: self._script("follow_database.sh", "data/record", str(db),
                                                                    FOLLOW_KEEPS=PAGES_KEEPS))
+            self._cache_save(job, restored)
         elif kind == "archive":  # archive.yml: it follows every stream and writes its own, in a cache of its own
             if self.archive_cache.exists():
                 self._step(job, "restore", lambda: _restore(self.archive_cache, db))
@@ -198,8 +207,27 @@ class Runner:
         else:
             self._step(job, "save", lambda: shutil.move(self.db, self.cache))
             job.db_bytes = _size(self.cache)
+        self._cache_save(job, restored)
         new = batches(folder)[files_before:]
         job.rows_added = sum(sum(read_header(p).get("rows", {}).values()) for p in new)
+
+    def _cache_restore(self, kind: str, scheduled: datetime) -> str | None:
+        """Restore `kind`'s prefix from the modelled cache; on a miss the job starts without its copy."""
+        self._first = self._first or scheduled
+        missed = len(self.actions_cache.misses)
+        restored = self.actions_cache.restore(PREFIXES[kind], scheduled)
+        if len(self.actions_cache.misses) > missed:
+            copies = {"collect": [self.cache], "archive": [self.archive_cache],
+                      "pages": [self.pages_db, Path(f"{self.pages_db}.streams")]}[kind]
+            for path in copies:
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        return restored
+
+    def _cache_save(self, job: Job, restored: str | None) -> None:
+        """Save the job's entry in the modelled cache (after every step before succeeded), then prune."""
+        when = job.scheduled + timedelta(seconds=job.wall)
+        day = self.cache_from_day + (when - self._first).total_seconds() / 86400
+        self.actions_cache.save(PREFIXES[job.kind], size(job.kind, day, self.period_days), when, restored)
 
     def _step(self, job: Job, name: str, action) -> None:
         began = time.monotonic()

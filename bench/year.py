@@ -127,6 +127,10 @@ def main() -> None:
                         "collection only (it writes nothing another job reads: this samples its cost)")
     parser.add_argument("--eventful", type=float, default=1.0, help="make every scripted change of an article "
                         "this many times as likely (a short simulation still sees each kind)")
+    parser.add_argument("--no-prune", action="store_true", help="the jobs delete no superseded cache entry "
+                        "(as before .github/scripts/prune_cache.py)")
+    parser.add_argument("--cache-from-day", type=float, default=0.0, help="the period's day the modelled Actions "
+                        "cache's entry sizes start at (bench/actions_cache.py)")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--seed", type=int, default=15)
@@ -152,7 +156,7 @@ def main() -> None:
         releases = FakeReleaseStore(farm, token="sim-token", folder=work / "releases")
         hosts = {o.id: o.host for o in room.outlets}
         runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
-                        args.interval, python)
+                        args.interval, python, prune=not args.no_prune, cache_from_day=args.cache_from_day)
         upgrade_at = START + timedelta(hours=hours * args.upgrade_at)
         print(f"simulating {hours / 24:g} days: {args.outlets} outlets x {args.per_day} articles a day, "
               f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
@@ -182,6 +186,12 @@ def main() -> None:
             undo()
     os.kill(server, signal.SIGTERM)
     figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
+    cache = runner.actions_cache
+    figures["actions_cache"] = {"prune": cache.pruning, "peak_bytes": cache.peak, "budget_bytes": cache.budget,
+                                "restores": cache.restores, "misses": len(cache.misses), "evicted": cache.evicted}
+    print(f"Actions cache (bench/actions_cache.py, {'with' if cache.pruning else 'without'} pruning, entries sized at "
+          f"40 outlets from day {args.cache_from_day:g}): peak {cache.peak / 1e9:.2f} GB of {cache.budget / 1e9:.0f} GB; "
+          f"{len(cache.misses)} of {cache.restores} restores missed the entry last saved", flush=True)
     report(figures)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")

@@ -132,7 +132,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if isinstance(answer, Reply):
             self.send_reply(answer)
 
-    do_GET = do_POST = do_HEAD = _serve
+    do_GET = do_POST = do_HEAD = do_DELETE = _serve
 
     def send_reply(self, reply: Reply) -> None:
         """Write a complete response with Content-Length."""

@@ -32,6 +32,10 @@ What it does, and where each behaviour comes from:
   whatever `visibility` is set to; the scripts that write the record ask it
   (.github/scripts/require_private.sh).
 
+* `/repos/{owner}/{repo}/actions/caches` and `/actions/cache/usage`: the Actions cache's REST
+  endpoints (testing/cache_api.py, from GitHub's REST documentation), over `caches`; a store made
+  with `actions_token` lets only that token delete.
+
 `down` makes every endpoint answer 503, for outages; every request is kept in
 each host's `seen` list (testing/farm.py).
 """
@@ -47,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from testing.cache_api import CacheEntries
 from testing.farm import Farm, Handler, Reply
 
 ASSET_TYPE = "application/octet-stream"
@@ -78,8 +83,9 @@ class FakeReleaseStore:
     """GitHub releases of one repository, on three loopback hosts: the API, uploads, and asset bytes."""
 
     def __init__(self, farm: Farm, owner: str = "takedownwatch", repo: str = "record", token: str | None = None,
-                 folder: Path | None = None):
+                 folder: Path | None = None, actions_token: str | None = None):
         self.owner, self.repo, self.token = owner, repo, token
+        self.caches = CacheEntries(f"{owner}/{repo}", actions_token)
         self.folder = folder  # keep uploaded assets here rather than in memory (a year of them)
         self.releases: dict[str, Release] = {}
         self.down = False
@@ -122,7 +128,8 @@ class FakeReleaseStore:
 
     def _authorised(self, handler: Handler) -> bool:
         given = handler.headers.get("Authorization") or ""
-        return self.token is None or given in (f"Bearer {self.token}", f"token {self.token}")
+        tokens = [t for t in (self.token, self.caches.actions_token) if t]
+        return self.token is None or any(given in (f"Bearer {t}", f"token {t}") for t in tokens)
 
     def _repository(self, handler: Handler) -> Reply:
         if self.down:
@@ -138,6 +145,9 @@ class FakeReleaseStore:
         if not self._authorised(handler):
             return _json({"message": "Not Found"}, 404)
         path = urlsplit(handler.path).path[len(self._prefix):]
+        if path.startswith("/actions/"):
+            return self.caches.answer(handler.command, path, urlsplit(handler.path).query,
+                                      handler.headers.get("Authorization") or "")
         with self._lock:
             if handler.command == "POST" and path == "/releases":
                 return self._create(json.loads(handler.server.host.seen[-1].body or b"{}"))

@@ -24,6 +24,10 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
             (("collect", cron("collect.yml")), ("archive", cron("archive.yml")))}  # as the workflows schedule them
     assert {k: v["jobs"] for k, v in year["jobs"].items()} == {**runs, "pages": -(-runs["collect"] // 2)}
     assert year["failed_jobs"] == []
+    # GitHub's cache, modelled: with the prune after every save, no job restored less than its last save.
+    cache = year["actions_cache"]
+    assert cache["prune"] and cache["misses"] == 0 and 0 < cache["peak_bytes"] <= cache["budget_bytes"]
+    assert cache["restores"] == sum(v["jobs"] for v in year["jobs"].values())
     assert (year["false_events"], year["missed_changes"], year["articles_lost"]) == (0, 0, 0), done.stdout
     assert year["events"].get("changed", 0) > 0 and year["events"].get("gone", 0) > 0 and year["changes_seen"] > 0
     # The 6-hour outage cost nothing: its articles were captured on later tries.
