@@ -323,3 +323,48 @@ def stream_bytes(total: int, chunk: bytes = b"a" * 65536, content_type: str = "t
 def redirect(location: str, status: int = 302) -> Reply:
     """Return a redirect reply."""
     return Reply(status, b"", {"Location": location}, content_type=None)
+
+
+@dataclass
+class Chunked:
+    """A route that answers with a chunked body (RFC 9112 7.1) and keeps the bytes of each body it wrote.
+
+    `sizes` cut the body into chunks (the last size repeats); `extension` is
+    written after every chunk size (";name=value"); `trailers` follow the last
+    chunk. Each answer's body, as written to the socket after the header
+    block, is appended to `written`.
+    """
+
+    body: bytes
+    sizes: tuple[int, ...] = (4096,)
+    extension: str = ""
+    trailers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "text/html; charset=utf-8"
+    written: list[bytes] = field(default_factory=list)
+
+    def framed(self) -> bytes:
+        """Return the whole chunked message body."""
+        out, at, index = [], 0, 0
+        while at < len(self.body):
+            size = self.sizes[min(index, len(self.sizes) - 1)]
+            piece = self.body[at:at + size]
+            out.append(f"{len(piece):x}{self.extension}\r\n".encode("ascii") + piece + b"\r\n")
+            at, index = at + size, index + 1
+        out.append(f"0{self.extension}\r\n".encode("ascii"))
+        out.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in self.trailers.items())
+        out.append(b"\r\n")
+        return b"".join(out)
+
+    def __call__(self, handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", self.content_type)
+        for name, value in self.headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Transfer-Encoding", "chunked")
+        if self.trailers:
+            handler.send_header("Trailer", ", ".join(self.trailers))
+        handler.end_headers()
+        data = self.framed()
+        handler.wfile.write(data)
+        self.written.append(data)

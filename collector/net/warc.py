@@ -96,11 +96,15 @@ class WarcLog:
         when: datetime,
         truncated: str | None = None,
         intent: int | None = None,
+        payload_digest: str | None = None,
     ) -> WarcPointer:
         """Write the request and response records and return where the response sits.
 
         `intent` (the ledger's intent row) is written into both records, so a
         response whose ledger row a kill prevented is found by the next run.
+        `payload_digest`, when given, is the entity's (a chunked body,
+        net/onwire.py); otherwise warcio takes it over `body`, which is then
+        the entity itself.
         """
         date = iso(when)
         tags = {INTENT_HEADER: str(intent)} if intent is not None else {}
@@ -115,9 +119,13 @@ class WarcLog:
             warc_headers["WARC-IP-Address"] = ip
         if truncated:
             warc_headers["WARC-Truncated"] = truncated
+        known = {}
+        if payload_digest:
+            warc_headers["WARC-Payload-Digest"] = payload_digest
+            known["length"] = len(body)  # a record of unknown length has its digests taken again by warcio
         response = self._writer.create_warc_record(
             url, "response", payload=io.BytesIO(body), http_headers=resp_http,
-            warc_headers_dict=warc_headers)
+            warc_headers_dict=warc_headers, **known)
         request.rec_headers.add_header("WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID"))
         with self._lock:
             try:

@@ -11,6 +11,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from collector import settings
 from collector.errors import TakedownWatchError
+from collector.net.onwire import dechunk
 from collector.net.warc import INTENT_HEADER, WarcPointer
 from collector.net.wire import undo_content_encoding
 
@@ -45,7 +46,7 @@ def _response_body(handle, where: str) -> tuple[bytes, str | None]:
         if record.rec_type != "response" or record.http_headers is None:
             raise WarcReadError(f"{where} is a {record.rec_type} record, not a response")
         headers = {k.lower(): v for k, v in record.http_headers.headers}
-        raw = record.raw_stream.read()
+        raw = _entity(record.raw_stream.read(), headers)
     except (OSError, StopIteration, ValueError) as exc:
         raise WarcReadError(f"cannot read {where}: {exc}") from exc
     body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
@@ -91,9 +92,22 @@ def responses_by_intent(warc_root: str | Path, warc_file: str) -> dict[int, Foun
     return found
 
 
+def _entity(body: bytes, headers: dict[str, str]) -> bytes:
+    """Return a record's entity: a chunked body as it came off the wire de-chunked (net/onwire.py).
+
+    Records written before the framing was kept hold the entity under the
+    chunked header; their body is no whole chunked message and is the entity.
+    """
+    if "chunked" not in headers.get("transfer-encoding", "").lower():
+        return body
+    entity = dechunk(body)
+    return body if entity is None else entity
+
+
 def _found(records: ArchiveIterator, record, warc_file: str) -> FoundResponse:
     http = record.http_headers
-    payload = len(record.raw_stream.read())
+    headers = {k.lower(): v for k, v in http.headers} if http else {}
+    payload = len(_entity(record.raw_stream.read(), headers))
     records.read_to_end(record)
     pointer = WarcPointer(warc_file, records.get_record_offset(), records.get_record_length(),
                           record.rec_headers.get_header("WARC-Payload-Digest"))

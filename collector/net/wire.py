@@ -23,6 +23,7 @@ from collector.net.cloudflare import classify as classify_challenge
 from collector.parse.inflate import GZIP_OR_ZLIB, RAW_DEFLATE, InflateError, TooLarge, inflate
 from collector.net.retryafter import retry_after_seconds
 from collector.clock import Clock
+from collector.net.onwire import RecordingResponse, payload_digest, take_copy
 from collector.net.warc import WarcLog, WarcPointer
 
 CHUNK = 64 * 1024
@@ -87,6 +88,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         if body is not None:
             request_headers["Content-Type"] = "application/x-www-form-urlencoded"
     _peer.gate, _peer.turn, _peer.addresses = at_wire, turn, addresses
+    take_copy()  # none left from an earlier request of this thread
     try:
         resp = pool.urlopen(method, url, body=body, headers=request_headers, redirect=False,
                             retries=False, preload_content=False, decode_content=False,
@@ -103,6 +105,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
     finally:
         _peer.gate = _peer.turn = _peer.addresses = None
     started, t0 = started_at()
+    wire = take_copy()
     complete = False
     try:
         ip = _peer_ip(resp)
@@ -130,7 +133,7 @@ def send_once(pool: urllib3.PoolManager, method: str, url: str, *, data, headers
         if turn is not None:
             turn.pacer.give_way()
         exchange.warc = _write_warc(warc, method, url, request_headers, body, resp, raw, ip,
-                                    started, truncated)
+                                    started, truncated, wire)
     return exchange
 
 
@@ -221,6 +224,8 @@ class _PeerMixin:
     def send(self, data):
         _pass_gate()
         super().send(data)
+
+    response_class = RecordingResponse  # its body reads are copied: the bytes as received (net/onwire.py)
 
     def getresponse(self, *args, **kwargs):
         turn = getattr(_peer, "turn", None)
@@ -358,7 +363,17 @@ def undo_content_encoding(raw: bytes, headers: Mapping[str, str], max_bytes: int
 
 
 def _write_warc(warc: WarcLog, method: str, url: str, request_headers: dict, body: bytes | None, resp,
-                raw: bytes, ip, started, truncated):
+                raw: bytes, ip, started, truncated, wire=None):
+    """Write the exchange; a chunked body as it came off the socket, its payload digest over the entity.
+
+    `raw` is the entity (transfer coding undone by http.client); for a chunked
+    response the record holds the copy of the socket's bytes instead
+    (net/onwire.py), so its `Transfer-Encoding: chunked` header is true.
+    """
+    digest = None
+    if resp.chunked and wire is not None:
+        digest = payload_digest(raw)
+        raw = wire.bytes()
     parts = urlsplit(url)
     target = parts.path or "/"
     if parts.query:
@@ -373,4 +388,4 @@ def _write_warc(warc: WarcLog, method: str, url: str, request_headers: dict, bod
         url=url, method=method, request_headers=sent, request_target=target, request_body=body,
         status_line=f"{resp.status} {resp.reason or ''}".strip(), protocol=protocol,
         response_headers=list(resp.headers.items()), body=raw, ip=ip, when=started,
-        truncated=truncated)
+        truncated=truncated, payload_digest=digest)
