@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench demo browse site clean
+.PHONY: install run test bench demo browse site docs clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed ($(PYTHON) not found)"; exit 1; }
@@ -45,6 +45,11 @@ $(BENCH_VENV)/.installed: bench/requirements.txt
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	touch $@
+
+## The reference pages docs/reference/cli.md and settings.md, generated from the commands' --help and
+## collector/settings.py (tests/test_docs.py fails when they are stale).
+docs: install
+	$(PY) -m collector.cli.docs
 
 ## Benchmarks: each prints its figures (a leading '-' keeps going when one misses its target).
 bench: install $(BENCH_VENV)/.installed
