@@ -166,14 +166,24 @@ def path_problems(doc: Path, files: set[str], names: set[str]) -> list[str]:
         elif "/" not in bare and re.fullmatch(r"[\w.-]+\.(yml|sh|py)", bare):
             if bare not in names:
                 problems.append(f"{doc.relative_to(ROOT)}: file `{token}` is in no folder of the repository")
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+    for target, fragment in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", text):
         if target.startswith(("http://", "https://", "mailto:")):
             continue
-        resolved = (doc.parent / target).resolve()
+        resolved = (doc.parent / target).resolve() if target else doc
         relative = resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT) else str(resolved)
-        if not resolved.exists() and relative not in FROM_OTHER_BRANCHES:
-            problems.append(f"{doc.relative_to(ROOT)}: link ({target}) resolves to nothing")
+        if not resolved.exists():
+            if relative not in FROM_OTHER_BRANCHES:
+                problems.append(f"{doc.relative_to(ROOT)}: link ({target}) resolves to nothing")
+        elif fragment and resolved.suffix == ".md" and fragment not in headings(resolved):
+            problems.append(f"{doc.relative_to(ROOT)}: link ({target}#{fragment}) names no heading there")
     return problems
+
+
+def headings(doc: Path) -> set[str]:
+    """The fragments GitHub makes of a Markdown file's headings (outside code blocks)."""
+    text = re.sub(r"^```.*?^```", "", doc.read_text(encoding="utf-8"), flags=re.M | re.S)
+    return {generator.anchor(line.lstrip("#").strip().replace("`", "")) for line in text.splitlines()
+            if re.match(r"#{1,6} ", line)}
 
 
 def test_every_path_workflow_and_link_named_exists():
@@ -186,14 +196,14 @@ def test_every_path_workflow_and_link_named_exists():
 
 def test_the_path_check_catches_a_missing_file(tmp_path):
     doc = ROOT / "docs" / "_probe_for_test.md"
-    doc.write_text("See `collector/no_such_module.py`, `no_such.yml` and [x](nowhere.md); "
+    doc.write_text("See `collector/no_such_module.py`, `no_such.yml`, [x](nowhere.md) and [y](#nowhere); "
                    "`collector/settings.py` exists; `data/record/YYYY/MM/DD/NNNNNN.jsonl.bz2` is a pattern.\n")
     try:
         files = set(tracked())
         problems = path_problems(doc, files, {f.rsplit("/", 1)[-1] for f in files})
     finally:
         doc.unlink()
-    assert len(problems) == 3, problems
+    assert len(problems) == 4, problems
 
 
 def test_the_readme_is_the_front_door():
