@@ -60,7 +60,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
 	-$(PY) bench/working_db.py
-	# Two weeks across one year's end; the README's two years: bench/record_years.py --simulate 1.
+	# Two weeks across one year's end; docs/figures.md's two years: bench/record_years.py --simulate 1.
 	-$(PY) bench/record_years.py --start 2026-12-25 --days 14
 	-$(PY) bench/shards.py
 	-$(PY) bench/disclosure.py
