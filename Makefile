@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench demo browse site clean
+.PHONY: install run test bench demo browse site docs clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed ($(PYTHON) not found)"; exit 1; }
@@ -46,6 +46,11 @@ $(BENCH_VENV)/.installed: bench/requirements.txt
 	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	touch $@
 
+## The reference pages docs/reference/cli.md and settings.md, generated from the commands' --help and
+## collector/settings.py (tests/test_docs.py fails when they are stale).
+docs: install
+	$(PY) -m collector.cli.docs
+
 ## Benchmarks: each prints its figures (a leading '-' keeps going when one misses its target).
 bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/pacing.py --scrapy $(BENCH_VENV)/bin/python
@@ -55,7 +60,7 @@ bench: install $(BENCH_VENV)/.installed
 	-$(PY) bench/recheck_load.py
 	-$(PY) bench/storage_growth.py
 	-$(PY) bench/working_db.py
-	# Two weeks across one year's end; the README's two years: bench/record_years.py --simulate 1.
+	# Two weeks across one year's end; docs/figures.md's two years: bench/record_years.py --simulate 1.
 	-$(PY) bench/record_years.py --start 2026-12-25 --days 14
 	-$(PY) bench/shards.py
 	-$(PY) bench/disclosure.py

@@ -4,7 +4,7 @@
     python bench/record_years.py --report FIGURES.json   # FIGURES: OUT.json as "years", beside a
                                                          # complete --simulate 0 run's as "baseline"
 
-How the README's storage figures of 2028 were obtained, on a machine too loaded for the whole
+How the storage figures (docs/figures.md) of 2028 were obtained, on a machine too loaded for the whole
 run (`record_years.py --simulate 1 --keep DIR`) to finish: while it ran, YEAR_ONE_DB_END (the
 working database's bytes after 31 December 2027) and CLOSE_LOG (when the run's year-end close
 made rebuilt.db, opened the saved cache's -wal and removed it: its rebuild and resume, as it

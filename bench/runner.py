@@ -121,7 +121,7 @@ class Runner:
         _git(self.checkout, "add", ".")
         _git(self.checkout, "commit", "-q", "-m", "the registry")
         _git(self.checkout, "push", "-q", "origin", "HEAD:main")
-        # The simulated repository is private, as the supported layout requires (README, "The public and
+        # The simulated repository is private, as the supported layout requires (docs/operating.md, "The public and
         # the private"): the release store says so, and the scripts ask it before they write.
         repository = urlsplit(store_api).path.split("/repos/", 1)[1].strip("/")
         self.env = dict(os.environ, PYTHON=str(python), GITHUB_REF_NAME="main", GH_API=store_api,

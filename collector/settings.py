@@ -113,7 +113,7 @@ GONE_MIN_SPAN_HOURS = 6
 # Where the record lives. The record of each period (six months) is committed to a record
 # repository of its own, so that no repository passes GitHub's recommended 5 GB: git keeps every
 # file ever committed. bench/record_years.py measured a calendar year's repository at 5.04 GiB at
-# 40 outlets (README, "Storage over two years"): over 5 GB, so a period is half a year (about
+# 40 outlets (docs/figures.md, "Storage over two years"): over 5 GB, so a period is half a year (about
 # 2.6 GiB at 40 outlets); at 100 outlets (12.6 GiB a year) it must be 3 months.
 RECORD_REPOSITORY_MONTHS = 6  # months of record in one repository: 12, 6, 4, 3, 2 or 1 (a year's divisor)
 RECORD_REPOSITORY_SUFFIX = "-record-{period}"  # after the code repository's owner/name; YYYY, or YYYY-MM

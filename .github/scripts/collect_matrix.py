@@ -4,7 +4,7 @@ Repository variables (read from the environment):
   SHARDS      TAKEDOWNWATCH_SHARDS, the number N of shards (default 1): `run --shard K/N`;
   RUNNER      the hosted vantage's runner (TAKEDOWNWATCH_RUNNER, default ubuntu-24.04);
   BD_RUNNER   TAKEDOWNWATCH_BD_RUNNER, the label of a self-hosted runner inside Bangladesh: when set,
-              every shard is collected from there too (README, "A runner inside Bangladesh").
+              every shard is collected from there too (docs/operating.md, "A runner inside Bangladesh").
 
 Each job writes a record stream of its own (collector/record/streams.py) with its own working
 database (cache key prefix `cache`) and concurrency group. Shard 1 of 1 from the hosted runner is the

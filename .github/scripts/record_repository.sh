@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The record repositories: each period's export files (a calendar year's, settings.RECORD_REPOSITORY_MONTHS)
 # live in a private repository of their own, PREFIX-record-YYYY (PREFIX is the code repository's
-# owner/name), so that none passes GitHub's recommended 5 GB (README, "Where the record lives").
+# owner/name), so that none passes GitHub's recommended 5 GB (docs/operating.md, "Record periods and rollover").
 # gh and git use GITHUB_TOKEN, a token that may read and write them (gh reads it when GH_TOKEN is unset).
 #
 #   bash .github/scripts/record_repository.sh prepare              # make this period's (and near its end

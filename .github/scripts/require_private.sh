@@ -16,7 +16,7 @@ asked=$(gh api "repos/$repository" --jq .visibility 2>/dev/null) || asked=""
 refuse() {
   local why="The record is not written to $repository: $1. Make the repository private (Settings, General, \
 Danger Zone, Change visibility) and run the job again; the public site is built from the published figures \
-alone (README, \"The public and the private\")."
+alone (docs/operating.md, \"The public and the private\")."
   echo "::error title=Refused: not a private repository::$why"
   if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
     printf '## Refused: %s is not a private repository\n\n%s\n\nNothing was committed, pushed or uploaded.\n' \

@@ -10,7 +10,7 @@ their own clocks, so they stay `interval` apart at the site as long as the
 vantages' clocks and their network delays to the site differ by less than
 `margin / 2` together. One vantage's own requests to a host are a cycle apart.
 NTP keeps a GitHub-hosted runner within a few milliseconds of UTC; a
-self-hosted runner must run an NTP client too (README).
+self-hosted runner must run an NTP client too (docs/operating.md, "A runner inside Bangladesh").
 """
 
 from __future__ import annotations
