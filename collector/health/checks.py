@@ -22,6 +22,7 @@ class Finding:
     value: float | int | None
     threshold: tuple | None
     detail: str
+    lower_is_worse: bool = False  # a share, where less is worse (an alert compares values this way)
 
     def as_json(self) -> dict:
         out = asdict(self)

@@ -88,7 +88,7 @@ def share(inputs: Inputs) -> list[Finding]:
         out.append(Finding("schedule-share", _subject(key),
                            grade(value, settings.HEALTH_SCHEDULE_SHARE, lower_is_worse=True), value,
                            settings.HEALTH_SCHEDULE_SHARE,
-                           f"{happened} of {slots} scheduled starts happened since {iso(begun)}"))
+                           f"{happened} of {slots} scheduled starts happened since {iso(begun)}", True))
     return out
 
 

@@ -128,7 +128,7 @@ def capture_rate(inputs: Inputs) -> list[Finding]:
             continue
         share = round(today / usual, 2)
         out.append(Finding("outlet-capture-rate", outlet, grade(share, thresholds, lower_is_worse=True), share,
-                           thresholds, f"{today} captures in 24 h against a usual {usual:.1f} a day"))
+                           thresholds, f"{today} captures in 24 h against a usual {usual:.1f} a day", True))
     return out
 
 
