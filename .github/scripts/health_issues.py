@@ -67,17 +67,28 @@ class GitHub:
             url = following.group(1) if following else None
         return found
 
+    def labels(self) -> set[str]:
+        """Return the names of the repository's labels (lower-cased: GitHub's are case-insensitive)."""
+        found, url = set(), f"{self.base}/labels?per_page=100"
+        while url:
+            page, link = self.call("GET", "", url=url)
+            found |= {label["name"].lower() for label in page}
+            following = re.search(r'<([^>]+)>;\s*rel="next"', link)
+            url = following.group(1) if following else None
+        return found
+
     def ensure_label(self, name: str, known: set[str]) -> None:
-        if name in known:
+        """Make the label unless the repository has it (an issue's labels are dropped unless they exist or
+        the token may push)."""
+        if name.lower() in known:
             return
         try:
-            self.call("GET", f"/labels/{urllib.parse.quote(name, safe='')}")
-        except urllib.error.HTTPError as exc:
-            if exc.code != 404:
-                raise
             self.call("POST", "/labels", {"name": name, "color": "b60205" if name == LABEL else "d93f0b",
                                           "description": "A failing health check (docs/health.md)"})
-        known.add(name)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 422:  # 422: already_exists, made meanwhile
+                raise
+        known.add(name.lower())
 
 
 def key_of(finding: dict) -> str:
@@ -117,14 +128,17 @@ def sync(github: GitHub, report: dict, runbook: str, run_url: str) -> list[str]:
             existing[mark["key"]] = (issue, mark)
     ran = {f["check"] for f in report["findings"]}
     failing = {key_of(f): f for f in report["findings"] if f["state"] == "fail"}
-    done, labels = [], set()
+    done, labels = [], None
     for key, finding in sorted(failing.items()):
         text = body(finding, runbook, run_url)
         if key not in existing:
-            for label in (LABEL, f"{LABEL}:{finding['check']}"):
+            names = [LABEL, f"{LABEL}:{finding['check']}"]
+            labels = github.labels() if labels is None else labels
+            for label in names:
                 github.ensure_label(label, labels)
-            made, _ = github.call("POST", "/issues", {"title": title(finding), "body": text,
-                                                       "labels": [LABEL, f"{LABEL}:{finding['check']}"]})
+            made, _ = github.call("POST", "/issues", {"title": title(finding), "body": text, "labels": names})
+            if len(made.get("labels") or []) < len(names):  # dropped: add them, or the next run would not find it
+                github.call("POST", f"/issues/{made['number']}/labels", {"labels": names})
             done.append(f"opened #{made['number']} ({finding['check']})")
             continue
         issue, mark = existing[key]
