@@ -272,11 +272,12 @@ def _register() -> None:
     from collector.cli.compare import compare_vantages
     from collector.cli.evidence import evidence_command
     from collector.cli.export import export
+    from collector.cli.health import health
     from collector.cli.publishing import audit, publish
     from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
     for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences,
-                    publish, audit, evidence_command, compare_vantages):
+                    publish, audit, evidence_command, compare_vantages, health):
         cli.add_command(command)
 
 
