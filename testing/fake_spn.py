@@ -123,6 +123,7 @@ class FakeJob:
     marker: str
     polls: int = 0
     done: bool = False  # its final status has been answered
+    started: float = 0.0  # on the fake's clock
 
 
 @dataclass
@@ -158,6 +159,10 @@ class FakeSPN:
     captured_elsewhere: int = 0  # the account's captures today made by someone else
     clock: Callable[[], float] = time.monotonic
     started: list[float] = field(default_factory=list)
+    # With it set, an `ok` job is done this long after its submission (on `clock`)
+    # however often it is polled, as a real capture is: 10 s to 2 min (DOC
+    # "Limitations": 50 s a page, 2 min at most; its example took 6.2 s).
+    capture_seconds: float | None = None
     jobs: dict[str, FakeJob] = field(default_factory=dict)
     submissions: list[Submission] = field(default_factory=list)
     status_asked: list[str] = field(default_factory=list)
@@ -199,7 +204,9 @@ class FakeSPN:
         return max((sum(1 for t in times[i:] if t < start + 60.0) for i, start in enumerate(times)), default=0)
 
     def processing(self) -> int:
-        """Return the jobs not yet answered to their end (the service's `processing`)."""
+        """Return the jobs not yet answered to their end, or not yet over (the service's `processing`)."""
+        if self.capture_seconds is not None:
+            return sum(1 for job in self.jobs.values() if self.clock() < job.started + self.capture_seconds)
         return sum(1 for job in self.jobs.values() if not job.done)
 
     # -- POST /save ---------------------------------------------------------
@@ -252,7 +259,7 @@ class FakeSPN:
         self._today[url] += 1
         job_id = "spn2-" + hashlib.sha1(f"{url}#{next(self._ids)}".encode()).hexdigest()
         if marker != "forget":
-            self.jobs[job_id] = FakeJob(job_id, url, marker)
+            self.jobs[job_id] = FakeJob(job_id, url, marker, started=self.started[-1])
         return _json({"url": url, "job_id": job_id}), job_id
 
     def _over_rate(self) -> Reply | None:
@@ -320,7 +327,9 @@ class FakeSPN:
         if marker == "gonemsg":
             return _json({"status": "error", "message": f"Job {job.job_id} not found"})
         needed = 6 if marker == "slow" else 1 if marker.startswith("err-") else self.polls
-        if job.polls <= needed:
+        running = (self.clock() < job.started + self.capture_seconds if self.capture_seconds is not None
+                   and marker == "ok" else job.polls <= needed)
+        if running:
             return _json({"status": "pending", "job_id": job.job_id, "resources": [job.url]})
         job.done = True
         if marker.startswith("err-"):

@@ -100,8 +100,11 @@ class ArchiveRun:
                 self._submit(*self.queue.pop(0))
                 continue
             due = [job for job in self.jobs if job.next_poll <= now]
-            if due:
+            if due and self._poll_fits(now):
                 self._poll(min(due, key=lambda job: job.next_poll))
+                continue
+            if due:  # the polls wait for the submission due first
+                self.clock.sleep(min(self.next_submit, self.submit_until, self.deadline) - now)
                 continue
             wake = self._next_wake()
             if wake is None:
@@ -109,6 +112,22 @@ class ArchiveRun:
             self.clock.sleep(min(wake, self.deadline) - now)
         self.ctx.counts["archive_left_pending"] = len(self.jobs)
         return self.ctx.counts
+
+    def _poll_fits(self, now: float) -> bool:
+        """Return True unless a poll now would hold the next submission back past its time.
+
+        Every request to the service waits its turn (one interval apart); a poll
+        taken just before a submission is due would delay it, and at 10 a minute
+        such delays add up to whole submissions a run. Polls fill the gaps; a
+        job polled later is likelier to be over.
+        """
+        if not self.queue or self.resumed or now >= self.submit_until:
+            return True
+        host = urlsplit(self.base_url).netloc.lower()
+        step = self.ctx.fetcher.interval + settings.PACING_SAFETY_SECONDS
+        last = self.ctx.fetcher.pacer.last_start(host)
+        starts = max(now, last + step) if last is not None else now
+        return starts + step <= self.next_submit
 
     def _may_submit(self, now: float) -> bool:
         if self.resumed:
