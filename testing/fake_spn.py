@@ -33,6 +33,24 @@ those of shared/research/spn2-service.md, which gives the full references):
   issues #131 and #142; edgi-govdata-archiving/wayback's comment of
   2023-11-27); `429date-<n>` sends Retry-After as an HTTP date (RFC 9110
   section 10.2.3) with the Date header it is measured from.
+* Account status: `GET /save/status/user?_t=<random>` (DOC "User status":
+  `{"available":12,"processing":3}`); the live service adds the day's
+  captures and their limit, `{"processing":0,"available":3,"daily_captures":0,
+  "daily_captures_limit":30000}` (WORTLAUT, 2026; spn.sh #39 saw a limit of
+  10,000). Without keys it answers the 401 of a refused submission (a project
+  note of Oct 2026). `daily_captures` counts every accepted capture of the
+  account today, including those made elsewhere (`captured_elsewhere`).
+  `sessions` is the account's concurrent captures (DOC change log 2021-05-23: 5
+  authenticated); a submission beyond them is refused with the session-limit
+  message (spn.sh #19; the Ruby and Go clients match "reached the limit of
+  active sessions").
+* Captures a minute: "Max captures per minute for authenticated users = 12 ...
+  If you try to start more, SPN2 returns an error" (DOC "Limitations"). The
+  error's shape is not documented; the one seen from the service for a client
+  that starts too many is the 429 page above (waybackpy #131). With
+  `per_minute` set, a submission that would be more than that many within 60 s
+  (on the fake's `clock`, which a test may make virtual) gets that 429;
+  `started` keeps the time of every submission on that clock.
 * A status is kept about an hour; after that, and for made-up ids, the
   endpoint answers `{"job_id": ..., "resources": [], "status": "pending"}`
   (agude/wayback-machine-archiver #28, 2025-09-02). The status endpoint does
@@ -72,6 +90,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from testing.farm import Farm, Handler, Reply
@@ -103,6 +122,8 @@ class FakeJob:
     url: str
     marker: str
     polls: int = 0
+    done: bool = False  # its final status has been answered
+    started: float = 0.0  # on the fake's clock
 
 
 @dataclass
@@ -132,6 +153,16 @@ class FakeSPN:
     daily_captures_limit: int | None = None
     daily_message: str = DAILY_LIMIT
     stall_seconds: float = 5.0
+    sessions: int | None = None  # enforced only when set; stated as 12 (the DOC's example) otherwise
+    per_minute: int | None = None
+    states_daily_limit: bool = True  # False: /save/status/user answers as the DOC's example, no day's figures
+    captured_elsewhere: int = 0  # the account's captures today made by someone else
+    clock: Callable[[], float] = time.monotonic
+    started: list[float] = field(default_factory=list)
+    # With it set, an `ok` job is done this long after its submission (on `clock`)
+    # however often it is polled, as a real capture is: 10 s to 2 min (DOC
+    # "Limitations": 50 s a page, 2 min at most; its example took 6.2 s).
+    capture_seconds: float | None = None
     jobs: dict[str, FakeJob] = field(default_factory=dict)
     submissions: list[Submission] = field(default_factory=list)
     status_asked: list[str] = field(default_factory=list)
@@ -165,6 +196,18 @@ class FakeSPN:
         """Start the service's next day: the daily counts begin again."""
         with self._lock:
             self._today.clear()
+            self.captured_elsewhere = 0
+
+    def most_in_a_minute(self) -> int:
+        """Return the most submissions received within any 60 s (on the fake's clock)."""
+        times = sorted(self.started)
+        return max((sum(1 for t in times[i:] if t < start + 60.0) for i, start in enumerate(times)), default=0)
+
+    def processing(self) -> int:
+        """Return the jobs not yet answered to their end, or not yet over (the service's `processing`)."""
+        if self.capture_seconds is not None:
+            return sum(1 for job in self.jobs.values() if self.clock() < job.started + self.capture_seconds)
+        return sum(1 for job in self.jobs.values() if not job.done)
 
     # -- POST /save ---------------------------------------------------------
 
@@ -179,6 +222,7 @@ class FakeSPN:
             handler.close_connection = True
             return None
         with self._lock:
+            self.started.append(self.clock())
             reply, job_id = self._answer_save(url, auth)
             self.submissions.append(Submission(url, auth, job_id))
         return reply
@@ -195,7 +239,7 @@ class FakeSPN:
         marker = marker_of(url)
         if self._keys_refused(auth) or marker == "http401":
             return _json({"message": LOGIN_REQUIRED}, 401), None
-        refusal = self._refusal(url, marker)
+        refusal = self._refusal(url, marker) or self._over_rate()
         if refusal is not None:
             return refusal, None
         if marker.startswith("now-"):
@@ -204,16 +248,28 @@ class FakeSPN:
         if marker == "cached":
             return Reply(200, b"<html>cached copy</html>", {"Content-Location": f"/web/20250101000000/{url}",
                                                               "X-Page-Cache": "HIT"}), None
-        if self.daily_captures_limit is not None and sum(self._today.values()) >= self.daily_captures_limit:
+        if (self.daily_captures_limit is not None
+                and sum(self._today.values()) + self.captured_elsewhere >= self.daily_captures_limit):
             return _json({"message": self.daily_message}), None
+        if self.sessions is not None and self.processing() >= self.sessions:
+            return _json({"message": SESSION_LIMIT}), None
         if self._today[url] >= self.url_daily_limit:
             return _json({"status": "error", "status_ext": "error:too-many-daily-captures",
                           "message": ADDRESS_DAILY_LIMIT.format(n=self._today[url])}), None
         self._today[url] += 1
         job_id = "spn2-" + hashlib.sha1(f"{url}#{next(self._ids)}".encode()).hexdigest()
         if marker != "forget":
-            self.jobs[job_id] = FakeJob(job_id, url, marker)
+            self.jobs[job_id] = FakeJob(job_id, url, marker, started=self.started[-1])
         return _json({"url": url, "job_id": job_id}), job_id
+
+    def _over_rate(self) -> Reply | None:
+        """Return the 429 page for a submission beyond `per_minute` within the last 60 s."""
+        if self.per_minute is None:
+            return None
+        now = self.started[-1]
+        if sum(1 for t in self.started[:-1] if t > now - 60.0) >= self.per_minute:
+            return Reply(429, RATE_LIMIT_PAGE)
+        return None
 
     def _refusal(self, url: str, marker: str) -> Reply | None:
         """Return the limit answer for markers that refuse the first n submissions."""
@@ -238,6 +294,8 @@ class FakeSPN:
 
     def _status(self, handler: Handler) -> Reply:
         job_id = urlsplit(handler.path).path.rsplit("/", 1)[-1]
+        if job_id == "user":
+            return self._user(handler.server.host.seen[-1].headers.get("Authorization"))
         with self._lock:
             self.status_asked.append(job_id)
             job = self.jobs.get(job_id)
@@ -246,15 +304,34 @@ class FakeSPN:
             job.polls += 1
             return self._answer_status(job)
 
+    def _user(self, auth: str | None) -> Reply:
+        """Return the account's status: sessions, and the day's captures against their limit."""
+        with self._lock:
+            if self._keys_refused(auth) or auth is None:
+                return _json({"message": LOGIN_REQUIRED}, 401)
+            processing = self.processing()
+            sessions = 12 if self.sessions is None else self.sessions
+            answer = {"processing": processing, "available": max(0, sessions - processing)}
+            if self.states_daily_limit:
+                answer["daily_captures"] = sum(self._today.values()) + self.captured_elsewhere
+            if self.states_daily_limit and self.daily_captures_limit is not None:
+                answer["daily_captures_limit"] = self.daily_captures_limit
+            return _json(answer)
+
     def _answer_status(self, job: FakeJob) -> Reply:
         marker = job.marker
+        if marker in ("gone404", "gonemsg"):
+            job.done = True
         if marker == "gone404":
             return Reply(404, b"<html>Not Found</html>")
         if marker == "gonemsg":
             return _json({"status": "error", "message": f"Job {job.job_id} not found"})
         needed = 6 if marker == "slow" else 1 if marker.startswith("err-") else self.polls
-        if job.polls <= needed:
+        running = (self.clock() < job.started + self.capture_seconds if self.capture_seconds is not None
+                   and marker == "ok" else job.polls <= needed)
+        if running:
             return _json({"status": "pending", "job_id": job.job_id, "resources": [job.url]})
+        job.done = True
         if marker.startswith("err-"):
             ext = marker[4:]
             return _json({"status": "error", "job_id": job.job_id, "status_ext": f"error:{ext}",

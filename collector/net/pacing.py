@@ -75,6 +75,12 @@ class HostPacer:
                 slot = self._slots.setdefault(host, _HostSlot(margin))
         return slot
 
+    def last_start(self, host: str) -> float | None:
+        """Return the monotonic time the last request to this host was started, if any was."""
+        with self._guard:
+            slot = self._slots.get(host)
+        return slot.last_start if slot else None
+
     def acquire(self, host: str) -> "_Turn":
         """Return a context manager holding the host's turn; `wait()` on it before contact."""
         return _Turn(self, self._slot(host))

@@ -172,6 +172,36 @@ def _message_only(message: str, response: Response, anonymous: bool, now: dateti
     return Answer("rate_limited", BACKOFF, message=message, retry_after=_retry_after(response, now))
 
 
+@dataclass(frozen=True)
+class UserStatus:
+    """What GET /save/status/user says of the account: its sessions and, live, its day's captures.
+
+    The DOC's example is `{"available":12,"processing":3}`; the live service
+    also states `daily_captures` and `daily_captures_limit` (WORTLAUT, 2026:
+    `{"processing":0,"available":3,"daily_captures":0,"daily_captures_limit":30000}`;
+    spn.sh #39 saw a limit of 10,000). A field the answer lacks is None.
+    """
+
+    available: int | None = None
+    processing: int | None = None
+    daily_captures: int | None = None
+    daily_captures_limit: int | None = None
+
+
+def read_user(response: Response) -> UserStatus | None:
+    """Return the account's status from an answer to /save/status/user, or None when it says none."""
+    data = _decode(response.body) if response.ok else None
+    if data is None:
+        return None
+    fields = {}
+    for name in ("available", "processing", "daily_captures", "daily_captures_limit"):
+        value = data.get(name)
+        # A count is a non-negative whole number; anything else is not read as one.
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            fields[name] = value
+    return UserStatus(**fields) if fields else None
+
+
 def read_status(response: Response, job_id: str, expired: bool, *, now: datetime | None = None) -> Answer:
     """Return what a status answer says; `expired` when the job is older than the status is kept."""
     if response.status == 404:

@@ -99,14 +99,20 @@ def refused_today(store: Store, now: datetime) -> Today:
 
 
 def candidates(store: Store, now: datetime, limit: int | None = None) -> list[tuple[int, str]]:
-    """Return (snapshot id, final address) to submit, oldest capture first."""
+    """Return (snapshot id, final address) to submit, newest capture first.
+
+    Newest first: the Archive copies the page as the outlet serves it when the
+    Archive fetches it, so the sooner after our capture it does, the likelier its
+    copy shows what we captured; after an outage, new captures go out within the
+    hour and the backlog drains behind them (bench/archive_queue.py measures both).
+    """
     marks = ", ".join("?" for _ in answers.PERMANENT_EXTS)
     rows = store.query(f"""
         SELECT s.id, s.final_url FROM snapshots s WHERE s.purpose = 'capture'
           AND NOT EXISTS (SELECT 1 FROM archive_submissions a WHERE a.snapshot_id = s.id
                           AND ((a.status = 'success' AND a.timestamp IS NOT NULL)
                                OR (a.status = 'error' AND a.status_ext IN ({marks}))))
-        ORDER BY s.captured_at, s.id""", answers.PERMANENT_EXTS)
+        ORDER BY s.captured_at DESC, s.id DESC""", answers.PERMANENT_EXTS)
     busy = {job.snapshot_id for job in jobs_in_flight(store, now)} | refused_today(store, now).not_today
     tried = attempts_by_snapshot(store)
     chosen = [(r["id"], r["final_url"]) for r in rows

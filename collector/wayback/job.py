@@ -12,11 +12,20 @@ and its page captured a second time. So a run:
   finish (spn.sh gives a job 300 s), and spends the rest polling;
 * never outlasts --max-wait: every request's timeouts are cut to the time
   left, and no request starts without time for the host's pacing turn.
+
+With keys it first asks the service what the account may do today (GET
+/save/status/user): a stated `daily_captures_limit` replaces the fall-back
+daily cap, and the service's own `daily_captures` (every capture of the
+account today, ours and anyone else's) counts against it; the job keeps
+SPN_DAILY_CAP_SHARE of the limit. Submissions start at most `per_minute` a
+minute, counted between the starts the service sees (the host's own pacing may
+hold a request back; the next waits from when it was really sent).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from collector import settings
 from collector.collect.context import RunContext
@@ -69,6 +78,8 @@ class ArchiveRun:
         self.deadline = self.next_submit + limits.max_wait
         self.submit_until = self.deadline - limits.reserve
         self.refusals = 0  # consecutive rate limits: the exponent of the back-off
+        self.daily_cap = limits.daily_cap  # until the service states the account's own
+        self.stated: answers.UserStatus | None = None  # what /save/status/user said at the start
         self.stopped: str | None = None  # why the run ended early
         self.closed: str | None = None  # why it stopped submitting (jobs are still polled)
         self.credentials_refused = False
@@ -79,6 +90,8 @@ class ArchiveRun:
     def run(self) -> dict:
         """Return the run's counts once every job is answered, the run stopped, or time is up."""
         self.ctx.count("archive_resumed", len(self.jobs))
+        if self.keys is not None and self.closed is None:
+            self._read_account()
         while self.stopped is None:
             now = self.clock.monotonic()
             if now >= self.deadline:
@@ -87,8 +100,11 @@ class ArchiveRun:
                 self._submit(*self.queue.pop(0))
                 continue
             due = [job for job in self.jobs if job.next_poll <= now]
-            if due:
+            if due and self._poll_fits(now):
                 self._poll(min(due, key=lambda job: job.next_poll))
+                continue
+            if due:  # the polls wait for the submission due first
+                self.clock.sleep(min(self.next_submit, self.submit_until, self.deadline) - now)
                 continue
             wake = self._next_wake()
             if wake is None:
@@ -97,6 +113,22 @@ class ArchiveRun:
         self.ctx.counts["archive_left_pending"] = len(self.jobs)
         return self.ctx.counts
 
+    def _poll_fits(self, now: float) -> bool:
+        """Return True unless a poll now would hold the next submission back past its time.
+
+        Every request to the service waits its turn (one interval apart); a poll
+        taken just before a submission is due would delay it, and at 10 a minute
+        such delays add up to whole submissions a run. Polls fill the gaps; a
+        job polled later is likelier to be over.
+        """
+        if not self.queue or self.resumed or now >= self.submit_until:
+            return True
+        host = urlsplit(self.base_url).netloc.lower()
+        step = self.ctx.fetcher.interval + settings.PACING_SAFETY_SECONDS
+        last = self.ctx.fetcher.pacer.last_start(host)
+        starts = max(now, last + step) if last is not None else now
+        return starts + step <= self.next_submit
+
     def _may_submit(self, now: float) -> bool:
         if self.resumed:
             return False
@@ -104,10 +136,30 @@ class ArchiveRun:
             self._close(f"stopped submitting {self.limits.reserve:g} s before the run's end "
                         "to poll the last jobs to their end")
             return False
-        if self.today >= self.limits.daily_cap:
-            self._close(f"daily cap of {self.limits.daily_cap} submissions reached")
+        if self.today >= self.daily_cap:
+            self._close(f"daily cap of {self.daily_cap} submissions reached")
             return False
         return now >= self.next_submit
+
+    def _read_account(self) -> None:
+        """Take the account's daily limit and today's captures from the service, where it states them."""
+        timeouts = self._timeouts()
+        if timeouts is None:
+            return
+        _response, stated = spn.user_status(self.ctx.fetcher, self.base_url, self.keys, timeouts)
+        self.stated = stated
+        if stated is None:
+            self.ctx.warnings.append(f"the service stated no account status: daily cap {self.daily_cap} assumed")
+            return
+        if stated.daily_captures_limit is not None:
+            self.daily_cap = int(stated.daily_captures_limit * settings.SPN_DAILY_CAP_SHARE)
+            self.ctx.counts["archive_account_daily_limit"] = stated.daily_captures_limit
+        if stated.daily_captures is not None:
+            # Every capture of the account today, ours among them: the larger count is the true floor.
+            self.today = max(self.today, stated.daily_captures)
+            self.ctx.counts["archive_account_daily_captures"] = stated.daily_captures
+        if stated.available is not None:
+            self.ctx.counts["archive_account_sessions_available"] = stated.available
 
     def _next_wake(self) -> float | None:
         times = [job.next_poll for job in self.jobs]
@@ -131,9 +183,12 @@ class ArchiveRun:
             self.queue.insert(0, (snapshot_id, address))
             self._close("no time left for another submission")
             return
+        asked = self.clock.monotonic()
         response, answer = spn.submit(self.ctx.fetcher, self.base_url, address, self.keys, timeouts)
-        # Paced from the end of one submission, so the starts are never closer than the rate.
-        self.next_submit = self.clock.monotonic() + 60.0 / self.limits.per_minute
+        # Paced from when the request was really sent (the host's turn may have held it back), so
+        # the starts the service sees are never closer than the rate, and a slow answer costs none.
+        sent = self.ctx.fetcher.pacer.last_start(urlsplit(self.base_url).netloc.lower())
+        self.next_submit = max(asked, sent or asked) + 60.0 / self.limits.per_minute
         _record(self.ctx, snapshot_id, "submit", address, response, answer)
         self.today += 1
         self.ctx.count(f"archive_submit_{answer.status}")

@@ -10,9 +10,10 @@ itself at its next turn.
 from __future__ import annotations
 
 import os
+import secrets
 
 from collector.net.fetcher import Fetcher, Response
-from collector.wayback.answers import Answer, read_status, read_submit
+from collector.wayback.answers import Answer, UserStatus, read_status, read_submit, read_user
 
 Timeouts = tuple[float, float, float]
 
@@ -56,6 +57,19 @@ def status(fetcher: Fetcher, base_url: str, job_id: str, keys: Keys | None, expi
                            robots=False, headers=_headers(keys), attempts=1, max_hops=0,
                            timeouts=timeouts)
     return response, read_status(response, job_id, expired, now=fetcher.clock.now())
+
+
+def user_status(fetcher: Fetcher, base_url: str, keys: Keys,
+                timeouts: Timeouts | None = None) -> tuple[Response, UserStatus | None]:
+    """Return the response to the account's status request and what it says (DOC "User status").
+
+    `_t` is a random value, as the DOC advises, so no cache between us and the
+    service answers with an older status.
+    """
+    response = fetcher.get(f"{base_url.rstrip('/')}/save/status/user?_t={secrets.token_hex(8)}",
+                           purpose="archive", robots=False, headers=_headers(keys), attempts=1, max_hops=0,
+                           timeouts=timeouts)
+    return response, read_user(response)
 
 
 def _headers(keys: Keys | None) -> dict[str, str]:

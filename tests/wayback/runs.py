@@ -59,10 +59,10 @@ def seed(store: Store, fake: FakeSPN, markers: list[str]) -> list[int]:
 
 
 def run_archive(store: Store, tmp_path: Path, fake: FakeSPN, clock: Clock, keys=KEYS,
-                **limits) -> ArchiveRun:
+                interval: float = TEST_INTERVAL, **limits) -> ArchiveRun:
     """Run the archive job once against the fake and return it."""
     ctx = RunContext.open(store, "archive", clock=clock, vantage="test", warc_dir=tmp_path / "warc",
-                          interval=TEST_INTERVAL, allow_loopback=True, backoff=(0.02, 0.04),
+                          interval=interval, allow_loopback=True, backoff=(0.02, 0.04),
                           connect_timeout=2.0, read_timeout=2.0, total_timeout=3.0)
     options = {"per_minute": 6.0, "daily_cap": 1000, "poll_seconds": 15.0, "max_wait": 900.0, **limits}
     job = ArchiveRun(ctx, fake.base, keys, Limits(**options))

@@ -85,7 +85,7 @@ def test_failed_submission_is_not_repeated_blindly(store, tmp_path, fake):
 # -- limits and refusals -------------------------------------------------------
 
 def test_rate_limits_back_off_exponentially_and_are_not_attempts(store, tmp_path, fake):
-    limited, with_after, busy = seed(store, fake, ["429-2", "429ra-1", "busy-1"])
+    busy, with_after, limited = seed(store, fake, ["busy-1", "429ra-1", "429-2"])  # newest first
     run_archive(store, tmp_path, fake, VirtualClock())
     assert confirmed_snapshot_ids(store) == {limited, with_after, busy}
     assert [r["status"] for r in rows(store, limited) if r["kind"] == "submit"] == [
@@ -115,12 +115,13 @@ def test_daily_cap_counts_the_days_submissions(store, tmp_path, fake):
     assert len(fake.submissions) == 3
     run_archive(store, tmp_path, fake, VirtualClock(START + timedelta(hours=1)), daily_cap=3)
     assert len(fake.submissions) == 3
+    fake.new_day()  # the service's day turns too: it states today's captures (none yet)
     run_archive(store, tmp_path, fake, VirtualClock(START + timedelta(days=1)), daily_cap=3)
     assert len(fake.submissions) == 5
 
 
 def test_refused_keys_stop_the_run_and_cost_no_attempt(store, tmp_path, fake):
-    first, *rest = seed(store, fake, ["http401", "ok", "ok"])
+    *rest, first = seed(store, fake, ["ok", "ok", "http401"])  # newest first
     job = run_archive(store, tmp_path, fake, VirtualClock())
     assert len(fake.submissions) == 1 and job.stopped and job.credentials_refused
     assert attempts_by_snapshot(store) == {}

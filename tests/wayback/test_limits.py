@@ -81,7 +81,8 @@ def test_a_job_ended_by_the_addresss_daily_cap_costs_no_attempt(store, tmp_path,
 def test_the_accounts_daily_limit_stops_submitting_for_the_day_and_jobs_are_still_polled(
         store, tmp_path, fake, message):
     fake.daily_captures_limit, fake.daily_message = 1, message
-    accepted, refused, waiting = seed(store, fake, ["slow", "ok", "ok"])
+    fake.states_daily_limit = False  # as the DOC's example of /save/status/user: the refusal alone says it
+    waiting, refused, accepted = seed(store, fake, ["ok", "ok", "slow"])  # newest first
     job = run_archive(store, tmp_path, fake, VirtualClock())
     assert job.stopped is None and "daily limit" in job.closed
     # The job accepted before the limit is polled to its end; nothing is submitted after it.
