@@ -203,14 +203,14 @@ SPN_POLL_WITHIN_SECONDS = 3000  # job status is kept about an hour
 SPN_POLL_SECONDS = 15.0  # between two status polls of one job: a capture takes 10 s to 2 min
 # Bound on one archive run; jobs still pending are picked up by the next. The
 # archive workflow starts a run every hour (.github/workflows/archive.yml) with
-# a deadline 52 minutes after the job's start (its set-up comes out of that);
-# 50 minutes of run, less the SPN_JOB_SECONDS kept for polling, leave up to 45
-# minutes of submitting an hour: 450 captures an hour at 10 a minute (430 after
-# a set-up of 4 minutes), against a load of about 167 an hour at 40 outlets x
+# a deadline 50 minutes after the job's start (its set-up comes out of that);
+# 48 minutes of run, less the SPN_JOB_SECONDS kept for polling, leave up to 43
+# minutes of submitting an hour: 430 captures an hour at 10 a minute (about 420
+# after a set-up of 2 to 4 minutes), against a load of about 167 an hour at 40 outlets x
 # 100 articles a day (twice that is 334) and 417 at 100 outlets
 # (bench/archive_queue.py measures the queue and the delays). The job's timeout
 # of 60 minutes keeps runs from overlapping (tests/wayback/test_timing.py).
-SPN_RUN_SECONDS = 3000.0
+SPN_RUN_SECONDS = 2880.0
 # A run stops submitting this long before its end and polls its last jobs to
 # their end: a capture lasts at most 2 min (SPN2 docs), spn.sh gives a job
 # 300 s. The archive workflow runs hourly, so a job still pending at a run's
@@ -413,8 +413,9 @@ HEALTH_RECORD_SHARE = (0.8, 0.95)
 # pr-evidence-2); one release a day holds that day's WARC files.
 HEALTH_RELEASE_ASSET_LIMIT = 1000
 HEALTH_RELEASE_ASSET_SHARE = (0.7, 0.9)
-# Restores that fell back to a full rebuild in the last 24 hours (`run --restored rebuild`, set by
-# level_database.sh): one is a cache evicted; two or more is a cache that does not survive.
+# Restores that fell back to a full rebuild in the last 24 hours (read from run_finishes.counts
+# restored_by_rebuild; nothing records it yet, so the check reads 0): one is a cache evicted; two or
+# more is a cache that does not survive.
 HEALTH_REBUILDS = (1, 2)
 # GitHub keeps 10 GB of Actions cache a repository and evicts beyond it (docs.github.com,
 # "Dependency caching reference", usage limits and eviction policy).

