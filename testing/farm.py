@@ -366,5 +366,7 @@ class Chunked:
             handler.send_header("Trailer", ", ".join(self.trailers))
         handler.end_headers()
         data = self.framed()
-        handler.wfile.write(data)
+        # Kept before it is written: the client may read the last byte and go on
+        # before this thread runs again.
         self.written.append(data)
+        handler.wfile.write(data)
