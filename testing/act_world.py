@@ -176,6 +176,9 @@ class World:
         self.github.workflow_token(self.repository, {"actions": "write"}, value=runtime)
         env = self.github.env(repository=self.repository)
         env.pop("GH_CONFIG_DIR", None)  # gh's settings: the run's own HOME
+        # The overrides only this scenario sets (tests/test_workflows.py: no workflow names them): the
+        # outlets, authorities, archive and GitHub are all on loopback, which a real job may never reach.
+        env.update({"TAKEDOWNWATCH_LOOPBACK_WORLD": "1", "TAKEDOWNWATCH_SPN_BASE_URL": self.spn.base})
         environ = {"ACTIONS_RUNTIME_TOKEN": runtime, "PATH": f"{self.bin}:{os.environ.get('PATH', '')}",
                    **(extra_environ or {})}
         if visibility is None:

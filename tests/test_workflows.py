@@ -992,3 +992,18 @@ def test_the_saved_working_database_holds_no_row_the_pushed_record_lacks(name, j
     assert any(last_write < i < push for i in exports), runs[last_write]
     assert push < save
 
+
+
+# The Actions scenario's overrides (tests/actions): read only when set, never set by anything that runs
+# in production. A workflow or script naming one would let a real job reach 127.0.0.0/8 or another archive.
+SCENARIO_ONLY = ("TAKEDOWNWATCH_LOOPBACK_WORLD", "TAKEDOWNWATCH_SPN_BASE_URL", "FAKETIME", "LD_PRELOAD")
+
+
+def test_no_workflow_or_script_sets_an_override_of_the_actions_scenario():
+    from collector.net.guard import LOOPBACK_WORLD
+
+    assert LOOPBACK_WORLD in SCENARIO_ONLY
+    for path in [*WORKFLOWS.glob("*.yml"), *(p for p in (ROOT / ".github" / "scripts").iterdir() if p.is_file())]:
+        text = path.read_text(encoding="utf-8")
+        for name in SCENARIO_ONLY:
+            assert name not in text, f"{path.name} names {name}"

@@ -20,14 +20,14 @@
 # commit carries both. Environment: RECORD_PREFIX (default $GITHUB_REPOSITORY), RECORD_FIRST_PERIOD,
 # RECORD_MONTHS (default the setting), RECORD_PREVIOUS (the repository before, when the period length
 # changed), RECORD_DAYS (newest days checked out, default 2), NOW (default the clock), RECORD_URL_BASE
-# (default https://github.com), PYTHON, RECORD_STREAM (a collect job's record stream: checkout and seed
+# (default $GITHUB_SERVER_URL, else https://github.com), PYTHON, RECORD_STREAM (a collect job's record stream: checkout and seed
 # then work on DEST/streams/RECORD_STREAM, that stream's folder, which the period before may lack: a
 # stream that starts in this period starts from nothing), RECORD_ALL_STREAMS=yes (a job that follows
 # every stream, pages and archive: checkout also takes the newest days of every stream's folder).
 set -euo pipefail
 command=${1:?usage: record_repository.sh prepare | checkout DEST | seed DEST | history PARENT}
 prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_REPOSITORY is set}}
-base=${RECORD_URL_BASE:-https://github.com}
+base=${RECORD_URL_BASE:-${GITHUB_SERVER_URL:-https://github.com}}
 python=${PYTHON:-python}
 here=$(dirname "$0")
 source "$here/git_token.sh"  # GITHUB_TOKEN: the token that may read and write the record repositories

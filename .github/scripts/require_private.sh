@@ -3,7 +3,10 @@
 # (its export files, its WARC release assets) is written only to private repositories: the method
 # publishes nothing about a single article, and GitHub shows a public repository to everyone.
 #
-#   bash .github/scripts/require_private.sh OWNER/NAME [VISIBILITY]
+#   bash .github/scripts/require_private.sh [HOST/]OWNER/NAME [VISIBILITY]
+#
+# [HOST/]OWNER/NAME as gh's GH_REPO takes it ("[HOST/]OWNER/REPO", gh help environment): a GitHub
+# Enterprise Server's repository names its host, and gh is asked that host's API.
 #
 # VISIBILITY is what the workflow's context says (github.event.repository.visibility), when it says
 # anything. The repository is asked of the GitHub API as well (gh, with GH_TOKEN), because a repository
@@ -12,7 +15,12 @@
 set -uo pipefail
 repository=${1:?usage: require_private.sh OWNER/NAME [VISIBILITY]}
 context=${2:-}
-asked=$(gh api "repos/$repository" --jq .visibility 2>/dev/null) || asked=""
+name=$repository host=()
+if [[ "$repository" == */*/* ]]; then
+  host=(env "GH_HOST=${repository%%/*}")
+  name=${repository#*/}
+fi
+asked=$("${host[@]}" gh api "repos/$name" --jq .visibility 2>/dev/null) || asked=""
 refuse() {
   local why="The record is not written to $repository: $1. Make the repository private (Settings, General, \
 Danger Zone, Change visibility) and run the job again; the public site is built from the published figures \

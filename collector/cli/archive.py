@@ -48,8 +48,9 @@ def service_limits(base_url: str, keys: spn.Keys | None, per_minute: float | Non
 
 @click.command("archive")
 @common_options
-@click.option("--base-url", default=settings.SPN_BASE_URL, show_default=True,
-              help="Address of the Save Page Now service.")
+@click.option("--base-url", default=settings.SPN_BASE_URL, show_default=True, envvar="TAKEDOWNWATCH_SPN_BASE_URL",
+              help="Address of the Save Page Now service (or TAKEDOWNWATCH_SPN_BASE_URL: the Actions scenario's "
+                   "loopback service; no workflow sets it).")
 @click.option("--min-interval", type=float, default=None,
               help=f"Seconds between requests to the service; below {settings.MIN_INTERVAL_SECONDS} "
                    "only for a loopback --base-url.")

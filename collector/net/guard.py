@@ -10,6 +10,7 @@ would otherwise resolve the name again itself when it opens the connection.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import threading
 from typing import Callable
@@ -24,6 +25,14 @@ NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 Resolver = Callable[..., list]
+# Set to "1" only by the Actions scenario (tests/actions), whose outlets, authorities, archive and GitHub all
+# listen on 127.0.0.0/8 while the workflows run as written; tests/test_workflows.py fails if a workflow sets it.
+LOOPBACK_WORLD = "TAKEDOWNWATCH_LOOPBACK_WORLD"
+
+
+def loopback_world() -> bool:
+    """True when the environment says every service of this run is on loopback (the Actions scenario)."""
+    return os.environ.get(LOOPBACK_WORLD) == "1"
 
 
 class AddressGuard:
@@ -38,7 +47,8 @@ class AddressGuard:
     """
 
     def __init__(self, allow_loopback: bool = False, resolve: Resolver | None = None):
-        self.allow_loopback = allow_loopback
+        # Loopback only, even then: private and other addresses stay refused.
+        self.allow_loopback = allow_loopback or loopback_world()
         self._resolve_name = resolve or (lambda *args, **kwargs: socket.getaddrinfo(*args, **kwargs))
         self._cache: dict[str, list[str] | str] = {}
         self._lock = threading.Lock()
