@@ -182,6 +182,9 @@ def run(checkout: Path, workflow: str, *, work: Path, github_env: dict[str, str]
     job_env = {**github_env, "GITHUB_REPOSITORY": repository, "GITHUB_REPOSITORY_OWNER": owner,
                "GITHUB_RUN_ID": str(run_id), "GITHUB_RUN_ATTEMPT": "1", "GITHUB_REF": "refs/heads/main",
                "SHA_REF": sha, "HOME": str(home), "GH_CONFIG_DIR": str(home / ".config" / "gh"),
+               # act copies each action's folder alone into the job's: a stand-in that shares a step
+               # with another (the artifact ones) finds it here.
+               "TAKEDOWNWATCH_ACTION_STANDINS": str(STANDINS),
                **(env or {})}
     all_secrets = {"GITHUB_TOKEN": token, **(secrets or {})}
     cmd = command(workflow, job=job, variables=variables, secrets=all_secrets, env=job_env,

@@ -1007,3 +1007,22 @@ def test_no_workflow_or_script_sets_an_override_of_the_actions_scenario():
         text = path.read_text(encoding="utf-8")
         for name in SCENARIO_ONLY:
             assert name not in text, f"{path.name} names {name}"
+
+
+def test_every_script_a_step_runs_is_in_its_jobs_sparse_checkout():
+    """A job that checks out only some folders (cone mode: those folders and the top-level files) runs no
+    script outside them: pages.yml's build job ran .github/scripts/check_site.sh without having it."""
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        for name, job in yaml.safe_load(path.read_text(encoding="utf-8"))["jobs"].items():
+            steps = job.get("steps", [])
+            cones = [s["with"]["sparse-checkout"].split() for s in steps
+                     if "actions/checkout@" in s.get("uses", "") and "sparse-checkout" in s.get("with", {})
+                     and not s["with"].get("path")]
+            if not cones:
+                continue
+            for step in steps:
+                for script in re.findall(r"(?:bash|python|python3)\s+(\.github/scripts/\S+|collector/\S+\.py)",
+                                         step.get("run", "")):
+                    folder = script.rsplit("/", 1)[0]
+                    assert any(folder == c or folder.startswith(c.rstrip("/") + "/") for c in cones[0]), \
+                        f"{path.name} {name}: {step.get('name', step.get('run'))!r} runs {script}, outside {cones[0]}"
