@@ -23,6 +23,9 @@ import mimetypes
 import shutil
 import subprocess
 import tarfile
+import urllib.parse
+import urllib.request
+import zipfile
 from pathlib import Path
 
 from testing.github.access import Refused
@@ -66,15 +69,21 @@ def routes(hub: Hub) -> list:
     def deploy(request: Request) -> Response:
         repo = hub.repo(request, "pages", "write")
         body = request.json()
-        artifact = artifacts.get(body.get("artifact_id"))
-        if artifact is None or artifact["repository"] != repo.key:
-            raise Refused(404, "Not Found")
+        if body.get("artifact_url"):
+            # "The URL of an artifact that contains the .zip or .tar of static assets to deploy": the
+            # workflow run's artifact (a zip holding upload-pages-artifact's artifact.tar), fetched here.
+            artifact = {"id": None, "data": _artifact_tar(body["artifact_url"])}
+        else:
+            artifact = artifacts.get(body.get("artifact_id"))
+            if artifact is None or artifact["repository"] != repo.key:
+                raise Refused(404, "Not Found")
+            artifact = {**artifact, "data": artifact["path"].read_bytes()}
         deployment = {"id": next(hub.world.ids), "artifact_id": artifact["id"],
                       "pages_build_version": body.get("pages_build_version"),
                       "environment": body.get("environment") or "github-pages",
                       "oidc_token": bool(body.get("oidc_token")), "at": now_iso()}
         site = hub.world.files("pages", repo.key.replace("/", "__"), str(deployment["id"]))
-        _unpack(artifact["path"].read_bytes(), site)
+        _unpack(artifact["data"], site)
         deployment["site"] = str(site)
         repo.deployments.append(deployment)
         return answer({"id": deployment["id"], "page_url": page_url(repo),
@@ -118,6 +127,24 @@ def routes(hub: Hub) -> list:
         route("GET", "/_pages/{owner}/{repo}/{path*}", serve),
         route("GET", "/_pages/{owner}/{repo}/", serve),
     ]
+
+
+def _artifact_tar(url: str) -> bytes:
+    """Return the site's tar behind an artifact URL (a loopback artifact server's signed URL only)."""
+    if urllib.parse.urlsplit(url).hostname not in ("127.0.0.1", "localhost", "::1"):
+        raise Refused(422, "artifact_url must be a loopback address here")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as answer:
+            data = answer.read()
+    except OSError as exc:
+        raise Refused(422, f"could not fetch artifact_url: {exc}") from None
+    if data[:2] == b"PK":  # a zip, as an artifact is downloaded: the tar inside it
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            tars = [n for n in archive.namelist() if n.endswith(".tar")]
+            if len(tars) != 1:
+                raise Refused(422, f"the artifact holds {len(tars)} tar files, not one")
+            data = archive.read(tars[0])
+    return data
 
 
 def _unpack(data: bytes, folder) -> None:

@@ -11,7 +11,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "upload-artifact"))
+# act copies each action's folder alone: the shared client is found where testing/act.py says.
+sys.path.insert(0, str(Path(os.environ["TAKEDOWNWATCH_ACTION_STANDINS"]) / "upload-artifact"))
 import artifacts  # noqa: E402  (the stand-ins' shared artifact client)
 
 FAILED = {"deployment_failed", "deployment_perms_error", "deployment_content_failed", "deployment_lost",
