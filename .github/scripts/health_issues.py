@@ -167,7 +167,8 @@ def main(argv: list[str]) -> int:
         return 2
     with open(argv[1], encoding="utf-8") as fh:
         report = json.load(fh)
-    missing = [n for n in ("GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GH_TOKEN") if not os.environ.get(n)]
+    needed = ("GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GH_TOKEN")
+    missing = [name for name in needed if not os.environ.get(name)]
     if missing:  # never a default address: a GitHub Enterprise Server's (or the loopback's) is in these
         print(f"health_issues.py: {', '.join(missing)} not set (Actions sets them; GH_TOKEN is the job's)",
               file=sys.stderr)
