@@ -9,37 +9,9 @@ warnings elsewhere are allowed where the fault explains them.
 
 from __future__ import annotations
 
-import threading
-
-import pytest
-
 from collector import settings
-from tests.health.world import World, challenge, failing, start_loopback, states
+from tests.health.world import challenge, failing, states
 from testing.farm import Reply
-
-
-@pytest.fixture(scope="module")
-def healthy(tmp_path_factory):
-    """Return a world after four hours of a healthy schedule (nothing failing, nothing warning)."""
-    folder = tmp_path_factory.mktemp("health-world")
-    loop = start_loopback(folder)
-    world = World(loop, folder / "world")
-    world.folder.mkdir()
-    world.collect()
-    world.archive()
-    world.advance(4)
-    yield world
-    loop.trust.close()
-    closers = [threading.Thread(target=host.close) for host in loop.farm.hosts]
-    for closer in closers:
-        closer.start()
-    for closer in closers:
-        closer.join()
-
-
-@pytest.fixture
-def world(healthy, tmp_path):
-    return healthy.fork(tmp_path / "world")
 
 
 def test_the_healthy_world_warns_of_nothing(world):
