@@ -362,9 +362,14 @@ HEALTH_SOURCE_LOST_HOURS = 24.0
 # lines say (collect.yml every 15 minutes, archive.yml hourly); `health --schedule KIND=MINUTES`
 # replaces one for a runner on another schedule.
 HEALTH_SCHEDULE_MINUTES = {"run": 15, "archive": 60}
-# The largest gap between two run starts of one stream and kind in the last 24 hours (now included,
-# as the gap still open): GitHub's schedule is best-effort (runs delayed an hour at busy times,
-# actions/runner#2219); a feed lists a few hours of articles, so 3 h is articles lost for good.
+# The window the schedule checks judge: the last day, as GitHub's reports of late and dropped runs
+# count them (actions/runner#2219). The health job runs on the same scheduler, so a gap is still
+# reported after runs resume, until it leaves the window.
+HEALTH_SCHEDULE_WINDOW_HOURS = 24.0
+# The hours by which the largest gap between two run starts of one stream and kind in the window (now
+# included, as the gap still open) passed the scheduled interval (an hourly job's hour is no gap):
+# GitHub's schedule is best-effort (runs delayed an hour at busy times, actions/runner#2219); a feed
+# lists a few hours of articles, so 3 h is articles lost for good.
 HEALTH_GAP_HOURS = (1.0, 3.0)
 # The share of the last 24 hours' scheduled starts that happened (one start per scheduled slot).
 HEALTH_SCHEDULE_SHARE = (0.75, 0.5)
@@ -413,9 +418,9 @@ HEALTH_RECORD_SHARE = (0.8, 0.95)
 # pr-evidence-2); one release a day holds that day's WARC files.
 HEALTH_RELEASE_ASSET_LIMIT = 1000
 HEALTH_RELEASE_ASSET_SHARE = (0.7, 0.9)
-# Restores that fell back to a full rebuild in the last 24 hours (read from run_finishes.counts
-# restored_by_rebuild; nothing records it yet, so the check reads 0): one is a cache evicted; two or
-# more is a cache that does not survive.
+# Restores that fell back to a full rebuild in the last 24 hours (run_finishes.counts restored_by_rebuild,
+# which `run --restored-by-rebuild` records when level_database.sh rebuilt the job's database): one is
+# a cache evicted; two or more is a cache that does not survive.
 HEALTH_REBUILDS = (1, 2)
 # GitHub keeps 10 GB of Actions cache a repository and evicts beyond it (docs.github.com,
 # "Dependency caching reference", usage limits and eviction policy).

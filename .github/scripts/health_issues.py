@@ -167,11 +167,17 @@ def main(argv: list[str]) -> int:
         return 2
     with open(argv[1], encoding="utf-8") as fh:
         report = json.load(fh)
+    needed = ("GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GH_TOKEN")
+    missing = [name for name in needed if not os.environ.get(name)]
+    if missing:  # never a default address: a GitHub Enterprise Server's (or the loopback's) is in these
+        print(f"health_issues.py: {', '.join(missing)} not set (Actions sets them; GH_TOKEN is the job's)",
+              file=sys.stderr)
+        return 2
     repository = os.environ["GITHUB_REPOSITORY"]
-    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
+    server = os.environ["GITHUB_SERVER_URL"]
     runbook = os.environ.get("HEALTH_RUNBOOK_URL") or f"{server}/{repository}/blob/HEAD/docs/health.md"
     run_url = f"{server}/{repository}/actions/runs/{os.environ.get('GITHUB_RUN_ID', '')}"
-    github = GitHub(os.environ.get("GITHUB_API_URL", "https://api.github.com"), repository, os.environ["GH_TOKEN"])
+    github = GitHub(os.environ["GITHUB_API_URL"], repository, os.environ["GH_TOKEN"])
     for line in sync(github, report, runbook, run_url):
         print(line)
     return 0

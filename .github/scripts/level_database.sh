@@ -18,6 +18,10 @@
 # database that follows every stream (archive.yml), so no archive answer is ever in this one, and the
 # level does not keep a capture awake for want of one (`export level --no-archive-queue`).
 #
+# A rebuild is said to the job's later steps: RESTORED_BY (missing: no cached copy; unusable: a copy
+# that did not continue the record) is appended to $GITHUB_ENV, and collect.yml's run records it in its
+# counts (`run --restored-by-rebuild`), which the storage-rebuild health check reads.
+#
 #   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
 set -euo pipefail
 record=${1:?usage: level_database.sh RECORD DB}
@@ -26,6 +30,7 @@ python=${PYTHON:-python}
 every=${LEVEL_EVERY_HOURS:-4}  # a level copies the whole working database (under a minute at 40 outlets): 6 a day
 source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
+restored_by=missing
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
     exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
@@ -40,6 +45,10 @@ if [[ -f "$db" ]]; then
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
   rm -f -- "$db" "$db-wal" "$db-shm"
+  restored_by=unusable
+fi
+if [[ -n "${GITHUB_ENV:-}" ]]; then
+  echo "RESTORED_BY=$restored_by" >> "$GITHUB_ENV"
 fi
 if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
   git -C "$record" sparse-checkout disable  # a rebuild reads every file

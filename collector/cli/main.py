@@ -130,10 +130,13 @@ def _progress(done: int, total: int, summary: dict) -> None:
 @click.option("--record", "record_dir", default="data/record", show_default=True,
               help="The record folder checked out: a levelled working database reads an older snapshot's "
                    "text back from it when a revisit finds its digest changed (the stream's folder within).")
+@click.option("--restored-by-rebuild", "rebuilt", type=click.Choice(["missing", "unusable"]), default=None,
+              help="The job's database was rebuilt from the record (no cached copy, or one that did not "
+                   "continue the record): recorded in the run's counts for the storage-rebuild health check.")
 @lock_option
 @edge
 def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_slot, source_address, deadline,
-        warc_store, stream, record_dir, lock_wait):
+        warc_store, stream, record_dir, rebuilt, lock_wait):
     """Collect once: discover where needed, read every source, capture what is queued.
 
     With --deadline the run ends in time for the job to export and save: captures,
@@ -154,6 +157,9 @@ def run(db, warc_dir, outlets, now, vantage, min_interval, only, shard, vantage_
     with exclusive(db, "run", lock_wait):
         ctx = _open(db, warc_dir, vantage, "run", prepared)
         ctx.record_dir = stream_folder(record_dir, stream)
+        if rebuilt:
+            ctx.count("restored_by_rebuild")
+            ctx.warnings.append(f"the database was rebuilt from the record: its cached copy was {rebuilt}")
         targets = active_outlets(ctx, list(only) or None, shard)
         click.echo(f"run {ctx.run_id}: {len(targets)} outlets, vantage {ctx.vantage}"
                    + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else ""), err=True)

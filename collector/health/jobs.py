@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from collector import settings
 from collector.clock import iso, parse_instant
@@ -31,8 +31,9 @@ def stream_names(inputs: Inputs) -> dict[int, str]:
     return {streams.base(n or None) // settings.STREAM_ID_RANGE: n or "default" for n in names}
 
 
-def stream_runs(inputs: Inputs, since_hours: float = 48) -> dict[tuple[str, str], list[dict]]:
-    """Return each (stream, job kind)'s runs of the last hours, oldest first, with their finish."""
+def stream_runs(inputs: Inputs, since_hours: float | None = None) -> dict[tuple[str, str], list[dict]]:
+    """Return each (stream, job kind)'s runs of the last hours (twice the window), oldest first, with their finish."""
+    since_hours = since_hours or 2 * settings.HEALTH_SCHEDULE_WINDOW_HOURS
     kinds = sorted(inputs.schedule)
     names = stream_names(inputs)
     marks = ", ".join("?" for _ in kinds)
@@ -52,38 +53,65 @@ def stream_runs(inputs: Inputs, since_hours: float = 48) -> dict[tuple[str, str]
     return out
 
 
+def with_stopped(inputs: Inputs, found: dict[tuple[str, str], list[dict]]) -> dict[tuple[str, str], list[dict]]:
+    """Return the runs found, with the newest run of every stream and kind that has none among them (stopped)."""
+    kinds = sorted(inputs.schedule)
+    marks = ", ".join("?" for _ in kinds)
+    names = stream_names(inputs)
+    rows = inputs.conn.execute(
+        f"SELECT (id - 1) / ? AS range, command, MAX(started_at) AS started FROM runs WHERE command IN ({marks}) "
+        f"AND started_at <= ? GROUP BY range, command", (settings.STREAM_ID_RANGE, *kinds, iso(inputs.now))).fetchall()
+    out = dict(found)
+    for row in rows:
+        key = (names.get(row["range"], f"range-{row['range']}"), row["command"])
+        out.setdefault(key, [{"id": None, "started": parse_instant(row["started"]), "finished": None, "counts": {}}])
+    return out
+
+
 def _subject(key: tuple[str, str]) -> str:
     return f"{key[0]}/{key[1]}"
 
 
 def gaps(inputs: Inputs) -> list[Finding]:
-    """Return per stream and kind the largest gap between run starts of the last 24 hours (the open one too)."""
-    since = inputs.now - timedelta(hours=24)
+    """Return per stream and kind the hours its largest gap between run starts (the open one too) passed the
+    schedule, over the last window: an hourly job's hour between starts is no gap, a 15-minute job's is."""
+    since = inputs.now - timedelta(hours=settings.HEALTH_SCHEDULE_WINDOW_HOURS)
     out = []
-    for key, runs in sorted(stream_runs(inputs).items()):
+    for key, runs in sorted(with_stopped(inputs, stream_runs(inputs)).items()):
         starts = [r["started"] for r in runs]
         recent = [s for s in starts if s >= since]
         before = [s for s in starts if s < since]
-        edges = ([before[-1]] if before else []) + recent + [inputs.now]
+        edges = ([max(before[-1], since)] if before else []) + recent + [inputs.now]
         largest = max((hours(b, a) for a, b in zip(edges, edges[1:])), default=0.0)
-        value = round(largest, 2)
+        every = inputs.schedule[key[1]] / 60
+        value = round(max(0.0, largest - every), 2)
         out.append(Finding("schedule-gap", _subject(key), grade(value, settings.HEALTH_GAP_HOURS), value,
                            settings.HEALTH_GAP_HOURS,
-                           f"largest gap {value} h between starts (last start {iso(starts[-1])}; "
-                           f"scheduled every {inputs.schedule[key[1]]} min)"))
+                           f"largest gap {largest:.2f} h between starts, {value} h past the schedule's "
+                           f"{inputs.schedule[key[1]]} min (last start {iso(starts[-1])})"))
     return out
 
 
+def distinct_starts(starts: list[datetime], every: timedelta) -> list[datetime]:
+    """Return the starts that fill a scheduled slot each: one within a quarter interval of the last kept is
+    the same slot twice (a dispatched run queued behind a scheduled one). Slots counted from the first
+    start's exact time instead put a run a second early into the slot before, and a day read half empty."""
+    kept: list[datetime] = []
+    for start in sorted(starts):
+        if not kept or start - kept[-1] >= every / 4:
+            kept.append(start)
+    return kept
+
+
 def share(inputs: Inputs) -> list[Finding]:
-    """Return per stream and kind the share of the last 24 hours' scheduled starts that happened."""
-    since = inputs.now - timedelta(hours=24)
+    """Return per stream and kind the share of the last window's scheduled starts that happened."""
+    since = inputs.now - timedelta(hours=settings.HEALTH_SCHEDULE_WINDOW_HOURS)
     out = []
     for key, runs in sorted(stream_runs(inputs).items()):
         every = timedelta(minutes=inputs.schedule[key[1]])
         begun = max(since, runs[0]["started"])  # a stream younger than a day is judged from its first run
         slots = max(1, math.floor((inputs.now - begun) / every))
-        taken = {math.floor((r["started"] - begun) / every) for r in runs if r["started"] >= begun}
-        happened = min(len(taken), slots)
+        happened = min(len(distinct_starts([r["started"] for r in runs if r["started"] >= begun], every)), slots)
         value = round(happened / slots, 2)
         out.append(Finding("schedule-share", _subject(key),
                            grade(value, settings.HEALTH_SCHEDULE_SHARE, lower_is_worse=True), value,
