@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
 import socket
 import sys
 from pathlib import Path
@@ -16,6 +17,9 @@ from collector.record.store import Store
 from testing.farm import Farm
 
 DATA = Path(__file__).resolve().parent / "data"
+# The Actions scenario (tests/actions) runs the workflows under act for many minutes: `make test-actions`
+# runs it on its own (and .ci/run calls it), `make test` leaves it out.
+collect_ignore = [] if os.environ.get("TAKEDOWNWATCH_ACT_SCENARIO") == "1" else ["actions"]
 # The loopback servers run in the test process. A thread that has to wait
 # for the GIL stamps a request late, by up to the switch interval (5 ms by
 # default), which makes the next gap look short. A finer interval keeps the

@@ -302,7 +302,7 @@ def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_pe
     # only the code and the templates checked out.
     assert "actions/cache/restore" not in uses and "level_database.sh" not in text and "data/" not in text
     checkout = build["steps"][uses.index("actions/checkout")]["with"]
-    assert checkout["sparse-checkout"].split() == ["collector", "site"]
+    assert checkout["sparse-checkout"].split() == ["collector", "site", ".github/scripts"]
     figures = build["steps"][uses.index("actions/download-artifact")]["with"]
     assert figures["name"] == "published-figures"
     assert uses.index("actions/download-artifact") < uses.index("actions/upload-pages-artifact")
@@ -899,7 +899,7 @@ def test_collect_runs_one_job_per_vantage_and_shard_each_writing_its_own_stream(
     assert job["needs"] == "plan" and job["strategy"]["fail-fast"] is False
     assert job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
     plan = workflow["jobs"]["plan"]
-    assert plan["permissions"] == {} and plan["steps"][-1]["env"]["SHARDS"] == "${{ vars.TAKEDOWNWATCH_SHARDS }}"
+    assert plan["permissions"] == {"contents": "read"} and plan["steps"][-1]["env"]["SHARDS"] == "${{ vars.TAKEDOWNWATCH_SHARDS }}"
     assert plan["steps"][-1]["env"]["BD_RUNNER"] == "${{ vars.TAKEDOWNWATCH_BD_RUNNER }}"
     # Unset variables: one job, the default stream, exactly as the one hourly job was.
     (only,) = _matrix()
@@ -1026,3 +1026,20 @@ def test_every_script_a_step_runs_is_in_its_jobs_sparse_checkout():
                     folder = script.rsplit("/", 1)[0]
                     assert any(folder == c or folder.startswith(c.rstrip("/") + "/") for c in cones[0]), \
                         f"{path.name} {name}: {step.get('name', step.get('run'))!r} runs {script}, outside {cones[0]}"
+
+
+def test_a_job_that_checks_out_its_own_repository_may_read_its_contents():
+    """`permissions: {}` leaves the job's token no access at all ("disable permissions for all of the available
+    permissions", GitHub's workflow syntax): actions/checkout of this private repository then fails. The plan
+    jobs of collect.yml and rebuild-database.yml had it (found running them under act with their own token)."""
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for name, job in workflow["jobs"].items():
+            permissions = job.get("permissions", workflow.get("permissions"))
+            if permissions is None or permissions in ("read-all", "write-all"):
+                continue
+            for step in job.get("steps", []):
+                given = step.get("with") or {}
+                if "actions/checkout@" in step.get("uses", "") and "repository" not in given and "token" not in given:
+                    assert (permissions or {}).get("contents") in ("read", "write"), \
+                        f"{path.name} {name}: checks out the repository with permissions {permissions}"

