@@ -21,6 +21,9 @@ from collector.net.warc import WarcLog
 
 
 _NOTE_LOCK = threading.Lock()  # outlet threads reach the deadline together; one note is made
+# Outlet threads count at once; a switch between reading a counter and writing
+# it back would lose an increment in run_finishes, an append-only observation.
+_COUNT_LOCK = threading.Lock()
 
 
 def default_vantage() -> str:
@@ -100,21 +103,23 @@ class RunContext:
             return False
         with _NOTE_LOCK:
             if not self.counts.get("stopped_at_deadline"):
-                self.counts["stopped_at_deadline"] = 1
+                self.count("stopped_at_deadline")
                 self.warnings.append(f"deadline: stopped starting fetches ({stage}) with {max(left, 0):.0f} s left; "
                                      "the rest is carried over to the next run")
         return True
 
     def count(self, name: str, amount: int = 1) -> None:
-        """Add to one of the run's counters."""
-        self.counts[name] = self.counts.get(name, 0) + amount
+        """Add to one of the run's counters (from any thread: no increment is lost)."""
+        with _COUNT_LOCK:
+            self.counts[name] = self.counts.get(name, 0) + amount
 
     def finish(self) -> None:
         """Record the run's end with its counts and close its WARC file."""
         requests = {row["result"]: row["n"] for row in self.store.query(
             "SELECT result, COUNT(*) AS n FROM requests WHERE run_id = ? GROUP BY result",
             (self.run_id,))}
-        counts = dict(self.counts, requests=requests)
+        with _COUNT_LOCK:
+            counts = dict(self.counts, requests=requests)
         self.store.insert("run_finishes", {
             "run_id": self.run_id, "finished_at": self.clock.now_iso(),
             "counts": json.dumps(counts, sort_keys=True),
