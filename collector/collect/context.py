@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from collector import settings
 from collector.clock import Clock
@@ -24,6 +25,14 @@ _NOTE_LOCK = threading.Lock()  # outlet threads reach the deadline together; one
 # Outlet threads count at once; a switch between reading a counter and writing
 # it back would lose an increment in run_finishes, an append-only observation.
 _COUNT_LOCK = threading.Lock()
+
+
+def _host(url: str) -> str:
+    """Return the host part of url as the pacer keys it."""
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:
+        return ""
 
 
 def default_vantage() -> str:
@@ -86,20 +95,25 @@ class RunContext:
                                   allow_loopback=allow_loopback, **fetcher_options)
         return ctx
 
-    def fetch_reserve(self) -> float:
-        """Return the seconds one fetch may take at worst: every attempt to its whole-response limit, every backoff."""
+    def fetch_reserve(self, url: str | None = None) -> float:
+        """Return the seconds one fetch may take at worst: every attempt to its whole-response limit, every backoff.
+
+        With `url`, each attempt waits its host's interval: its robots.txt
+        Crawl-delay when that is longer (net/pacing.py).
+        """
         if self.fetcher is None:
             return 0.0
         total = self.fetcher.timeouts[2] + self.fetcher.timeouts[0]
         waits = sum(self.fetcher.backoff[:settings.MAX_ATTEMPTS - 1])
-        return settings.MAX_ATTEMPTS * (total + self.fetcher.interval) + waits
+        interval = self.fetcher.interval if url is None else self.fetcher.pacer.interval_for(_host(url))
+        return settings.MAX_ATTEMPTS * (total + interval) + waits
 
-    def out_of_time(self, stage: str) -> bool:
-        """Return True, and note it once for the run, when a fetch started now might end after the deadline."""
+    def out_of_time(self, stage: str, url: str | None = None) -> bool:
+        """Return True, and note it once for the run, when a fetch (of `url`) started now might end after the deadline."""
         if self.deadline is None:
             return False
         left = (self.deadline - self.clock.now()).total_seconds()
-        if left >= self.fetch_reserve() + settings.DEADLINE_WORK_SECONDS:
+        if left >= self.fetch_reserve(url) + settings.DEADLINE_WORK_SECONDS:
             return False
         with _NOTE_LOCK:
             if not self.counts.get("stopped_at_deadline"):
@@ -120,6 +134,9 @@ class RunContext:
             (self.run_id,))}
         with _COUNT_LOCK:
             counts = dict(self.counts, requests=requests)
+        if self.fetcher is not None and self.fetcher.pacer.delayed_hosts():
+            # the interval each host was paced at when its robots.txt Crawl-delay made it longer
+            counts["crawl_delay_seconds"] = self.fetcher.pacer.delayed_hosts()
         self.store.insert("run_finishes", {
             "run_id": self.run_id, "finished_at": self.clock.now_iso(),
             "counts": json.dumps(counts, sort_keys=True),
