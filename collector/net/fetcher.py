@@ -209,11 +209,7 @@ class Fetcher:
         return None
 
     def _crawl_delay(self, url: str, outlet_id: str | None) -> tuple[str, str] | None:
-        """Pace the host at its robots.txt Crawl-delay; return a refusal when it is over the limit.
-
-        Over settings.CRAWL_DELAY_MAX_SECONDS nothing is sent to the host: its
-        captures and checks wait for later runs (DELAY_REFUSED).
-        """
+        """Pace the host at its robots.txt Crawl-delay; over settings.CRAWL_DELAY_MAX_SECONDS, refuse (DELAY_REFUSED)."""
         rules = self.robots.for_url(url, outlet_id).rules
         delay = rules.crawl_delay if rules is not None else None
         if delay is None or delay <= self.interval:
