@@ -57,11 +57,12 @@ PEAK: dict[str, float] = {}
 class FarmProcess:
     """The farm server process: start, hand out addresses, collect the arrival log."""
 
-    def __init__(self, hosts: int, pages: int, redirects: int = 0, nice: int = 19, retries: bool = False):
+    def __init__(self, hosts: int, pages: int, redirects: int = 0, nice: int = 19, retries: bool = False,
+                 mode: str | None = None):
         self.out = Path(tempfile.mkdtemp()) / "arrivals.json"
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "farmserver.py"), str(hosts),
                                       str(pages), str(self.out), str(redirects),
-                                      "retries" if retries else "plain"], stdin=subprocess.PIPE,
+                                      mode or ("retries" if retries else "plain")], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True,
                                      preexec_fn=lambda: os.nice(nice))
         self.bases = json.loads(self.proc.stdout.readline())

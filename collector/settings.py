@@ -23,6 +23,16 @@ MIN_INTERVAL_SECONDS = 2.0
 # is enough (bench/pacing.py checks it with kernel receive timestamps).
 PACING_SAFETY_SECONDS = 0.05
 LOOPBACK_PACING_SAFETY_SECONDS = 0.0002
+# A robots.txt Crawl-delay for our group (not in RFC 9309; Heritrix, Bing and
+# Yandex honour it; The Daily Star's stock Drupal robots.txt asks for 10 s) is
+# a host's own word on what polite means there: its requests are paced at the
+# larger of the interval and the delay. Above this many seconds a run could
+# make only a few requests of the host before its deadline (a capture run has
+# about 35 minutes), so the host's captures and checks are carried over to
+# later runs, none of them sent, rather than the run stretched past its
+# deadline. Apache Nutch's fetcher.max.crawl.delay draws the same line at 30 s
+# (it skips such pages; we keep them waiting).
+CRAWL_DELAY_MAX_SECONDS = 30.0
 
 # Several vantages. The two-second limit holds per site, not per vantage: with V vantages
 # each takes its own slot of (interval + margin) seconds in a cycle of V slots
@@ -272,7 +282,8 @@ GONE_FOLLOWUP_HOURS = (1, 3, 6)  # after a first 'absent', look again this soon
 # connection, a rate limit, robots.txt unreadable) does not use up its slot:
 # the slot is tried again this many hours after each failed try (at most
 # 1 + len tries in all, spread over two days so an outage of hours is outlived).
-RECHECK_RETRY_RESULTS = ("server_error", "timeout", "connection_error", "rate_limited", "robots_unreachable")
+RECHECK_RETRY_RESULTS = ("server_error", "timeout", "connection_error", "rate_limited", "robots_unreachable",
+                         "crawl_delay_over_limit")
 RECHECK_RETRY_HOURS = (1, 3, 6, 12, 24)
 # Follow-ups and new tries may be taken this many minutes before they fall due.
 # Jobs start at the same minute each hour, so one due a few seconds after a run

@@ -13,20 +13,22 @@ from collector.collect.ahead import fetched_ahead
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
 from collector.parse.decoding import is_html
-from collector.parse.extract import extract, extractor_info
+from collector.parse.extract import Extraction, extract, extractor_info
 from collector.net.fetcher import Response
 from collector.record import articles
 from collector.record.store import insert_row
 from collector.urls import comparison_key
 from collector.record.streams import next_id
 
-# A capture refused because the site's robots.txt could not be read is
-# deferred: the site was off limits for that run only, and nothing was asked.
-DEFERRED_RESULTS = ("robots_unreachable",)
+# A capture refused because the site's robots.txt could not be read, or asks
+# for a Crawl-delay over settings.CRAWL_DELAY_MAX_SECONDS, is deferred: the
+# site was off limits for that run only, and nothing was asked.
+DEFERRED_RESULTS = ("robots_unreachable", "crawl_delay_over_limit")
 # Results that say the host, not the article, is failing: after
 # settings.CAPTURE_HOST_DOWN_AFTER of them in a row the outlet's other
 # captures wait for the next run rather than spend minutes each on retries.
 HOST_DOWN_RESULTS = ("timeout", "connection_error", "server_error")
+_EXTRACT_HERE = object()  # snapshot_from's page left out: extracted there
 
 
 def pending(ctx: RunContext, outlet_id: str, limit: int | None = None) -> list:
@@ -71,7 +73,7 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
         """
         for done, item in enumerate(items):
             if (failing[0] + started[0] - ended[0] >= settings.CAPTURE_HOST_DOWN_AFTER
-                    or ctx.out_of_time("capture")):
+                    or ctx.out_of_time("capture", item["url"])):
                 ctx.count("capture_carried_over", len(items) - done)
                 return
             if item["attempts"] and _outside_window(ctx, item["listed"]):
@@ -92,11 +94,14 @@ def capture_outlet(ctx: RunContext, outlet_id: str, limit: int | None = None) ->
     for item, response in fetched_ahead(answers(), settings.FETCH_AHEAD, f"capture-{outlet_id}",
                                         before=ctx.fetcher.pacer.give_way):
         try:
+            # The page is extracted before the write, outside the store's only lock:
+            # other outlets' ledger rows do not wait for this page's CPU work.
+            page = page_of(response)
             # One transaction for the snapshot, the attempt and its queue row: a run
             # killed between them would leave the article pending, captured again
             # by the next run.
             with ctx.store.transaction():
-                snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture")
+                snapshot_id = snapshot_from(ctx, item["article_id"], response, "capture", page)
                 _settle(ctx, item, response, snapshot_id)
             made += snapshot_id is not None
         except RecordWriteError:
@@ -157,13 +162,26 @@ def _settle(ctx: RunContext, item, response: Response, snapshot_id: int | None) 
         (state, tried, response.request_id, None if state == "pending" else now, item["url_key"]))
 
 
-def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose: str) -> int | None:
-    """Return the id of a new snapshot when the response is a successful HTML page, else None."""
+def page_of(response: Response) -> Extraction | None:
+    """Return the page extracted from a successful HTML response, else None (no snapshot is made of it)."""
     if not response.ok or response.warc is None:
         return None
     if not is_html(response.content_type, response.body):
         return None
-    page = extract(response.body, response.content_type, response.final_url)
+    return extract(response.body, response.content_type, response.final_url)
+
+
+def snapshot_from(ctx: RunContext, article_id: int, response: Response, purpose: str,
+                  page: Extraction | None | object = _EXTRACT_HERE) -> int | None:
+    """Return the id of a new snapshot when the response is a successful HTML page, else None.
+
+    `page` is the response's page_of, extracted beforehand, outside any
+    transaction (None: no snapshot); left out, the page is extracted here.
+    """
+    if page is _EXTRACT_HERE:
+        page = page_of(response)
+    if page is None:
+        return None
     warc = response.warc
     with ctx.store.transaction() as conn:
         snapshot_id = insert_row(conn, "snapshots", {

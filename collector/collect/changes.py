@@ -37,28 +37,55 @@ from collector.record import compact
 from collector.record.streams import next_id
 
 
-def after_check(ctx, conn, check, warc_root: str | Path) -> list[str]:
-    """Return one 'changed' per field in which a present check's snapshot differs from the one before."""
+def prepare(ctx, conn, new, warc_root: str | Path) -> dict:
+    """Return what comparing `new` with the article's snapshot before it needs: that snapshot and its values.
+
+    The costly part of a comparison (an older text read back, a page read again
+    from its WARC record), done before the check is written: `conn` may be the
+    store's reader (Store.reader) and `new` the snapshot about to be written
+    (id 0: not yet in the table).
+    """
+    old = previous_snapshot(conn, new)
+    if old is None:
+        return {"old": None}
+    if old["extractor"] == new["extractor"]:
+        before, problem = held_values(ctx, conn, old, new, Path(warc_root))
+        return {"old": old, "before": before, "problem": problem}
+    sides, how, problem = read_here(old, new, Path(warc_root))
+    return {"old": old, "sides": sides, "how": how, "problem": problem}
+
+
+def after_check(ctx, conn, check, warc_root: str | Path, prepared: dict | None = None) -> list[str]:
+    """Return one 'changed' per field in which a present check's snapshot differs from the one before.
+
+    `prepared` is prepare()'s answer made before the check's transaction; it is
+    made again here when the snapshot before is no longer the one it compared.
+    """
     if check["outcome"] != "present":
         return []
     new = conn.execute("SELECT * FROM snapshots WHERE id = ?", (check["snapshot_id"],)).fetchone()
     old = previous_snapshot(conn, new)
+    if prepared is None or _id(prepared["old"]) != _id(old):
+        prepared = prepare(ctx, conn, new, warc_root)
     if old is None:
         return []
-    if old["extractor"] == new["extractor"]:
-        before, problem = held_values(ctx, conn, old, new, Path(warc_root))
-        if before is None:  # the older text is held as a digest that differs, and cannot be read back here
-            _note(ctx, conn, check, old, new, None, [], problem)
+    if "before" in prepared:
+        if prepared["before"] is None:  # the older text is held as a digest that differs, and cannot be read back here
+            _note(ctx, conn, check, old, new, None, [], prepared["problem"])
             ctx.count("comparisons_not_comparable")
             return []
-        return record_changes(ctx, conn, check, old, new, (before, stored(new)), {})
-    sides, how, problem = read_here(old, new, Path(warc_root))
-    comparison = _note(ctx, conn, check, old, new, how, [], problem)
+        return record_changes(ctx, conn, check, old, new, (prepared["before"], stored(new)), {})
+    sides, how = prepared["sides"], prepared["how"]
+    comparison = _note(ctx, conn, check, old, new, how, [], prepared["problem"])
     if sides is None:
         ctx.count("comparisons_not_comparable")
         return []
     return record_changes(ctx, conn, check, old, new, sides,
                           {"comparison": comparison, "compared_by": current_extractor(), "how": how})
+
+
+def _id(row) -> int | None:
+    return None if row is None else row["id"]
 
 
 def held_values(ctx, conn, old, new, warc_root: Path, requests: list[int] | None = None):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from collector import settings
 from collector.clock import Clock
@@ -21,6 +22,17 @@ from collector.net.warc import WarcLog
 
 
 _NOTE_LOCK = threading.Lock()  # outlet threads reach the deadline together; one note is made
+# Outlet threads count at once; a switch between reading a counter and writing
+# it back would lose an increment in run_finishes, an append-only observation.
+_COUNT_LOCK = threading.Lock()
+
+
+def _host(url: str) -> str:
+    """Return the host part of url as the pacer keys it."""
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:
+        return ""
 
 
 def default_vantage() -> str:
@@ -83,38 +95,48 @@ class RunContext:
                                   allow_loopback=allow_loopback, **fetcher_options)
         return ctx
 
-    def fetch_reserve(self) -> float:
-        """Return the seconds one fetch may take at worst: every attempt to its whole-response limit, every backoff."""
+    def fetch_reserve(self, url: str | None = None) -> float:
+        """Return the seconds one fetch may take at worst: every attempt to its whole-response limit, every backoff.
+
+        With `url`, each attempt waits its host's interval: its robots.txt
+        Crawl-delay when that is longer (net/pacing.py).
+        """
         if self.fetcher is None:
             return 0.0
         total = self.fetcher.timeouts[2] + self.fetcher.timeouts[0]
         waits = sum(self.fetcher.backoff[:settings.MAX_ATTEMPTS - 1])
-        return settings.MAX_ATTEMPTS * (total + self.fetcher.interval) + waits
+        interval = self.fetcher.interval if url is None else self.fetcher.pacer.interval_for(_host(url))
+        return settings.MAX_ATTEMPTS * (total + interval) + waits
 
-    def out_of_time(self, stage: str) -> bool:
-        """Return True, and note it once for the run, when a fetch started now might end after the deadline."""
+    def out_of_time(self, stage: str, url: str | None = None) -> bool:
+        """Return True, and note it once for the run, when a fetch (of `url`) started now might end after the deadline."""
         if self.deadline is None:
             return False
         left = (self.deadline - self.clock.now()).total_seconds()
-        if left >= self.fetch_reserve() + settings.DEADLINE_WORK_SECONDS:
+        if left >= self.fetch_reserve(url) + settings.DEADLINE_WORK_SECONDS:
             return False
         with _NOTE_LOCK:
             if not self.counts.get("stopped_at_deadline"):
-                self.counts["stopped_at_deadline"] = 1
+                self.count("stopped_at_deadline")
                 self.warnings.append(f"deadline: stopped starting fetches ({stage}) with {max(left, 0):.0f} s left; "
                                      "the rest is carried over to the next run")
         return True
 
     def count(self, name: str, amount: int = 1) -> None:
-        """Add to one of the run's counters."""
-        self.counts[name] = self.counts.get(name, 0) + amount
+        """Add to one of the run's counters (from any thread: no increment is lost)."""
+        with _COUNT_LOCK:
+            self.counts[name] = self.counts.get(name, 0) + amount
 
     def finish(self) -> None:
         """Record the run's end with its counts and close its WARC file."""
         requests = {row["result"]: row["n"] for row in self.store.query(
             "SELECT result, COUNT(*) AS n FROM requests WHERE run_id = ? GROUP BY result",
             (self.run_id,))}
-        counts = dict(self.counts, requests=requests)
+        with _COUNT_LOCK:
+            counts = dict(self.counts, requests=requests)
+        if self.fetcher is not None and self.fetcher.pacer.delayed_hosts():
+            # the interval each host was paced at when its robots.txt Crawl-delay made it longer
+            counts["crawl_delay_seconds"] = self.fetcher.pacer.delayed_hosts()
         self.store.insert("run_finishes", {
             "run_id": self.run_id, "finished_at": self.clock.now_iso(),
             "counts": json.dumps(counts, sort_keys=True),

@@ -39,7 +39,7 @@ from datetime import datetime, timedelta
 from collector.collect import changes, events
 from collector import settings
 from collector.collect.ahead import fetched_ahead
-from collector.collect.capture import snapshot_from
+from collector.collect.capture import page_of, snapshot_from
 from collector.collect.outcomes import classify, known_keys
 from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
@@ -212,15 +212,25 @@ def perform(ctx: RunContext, due: DueCheck, response: Response | None = None) ->
     """
     if response is None:
         response = ctx.fetcher.get(due.url, purpose="recheck", outlet_id=due.outlet_id)
+    # The page is classified, extracted and compared with the snapshot before
+    # first, reading the store a statement at a time: the write below holds the
+    # store's only lock, and every other outlet's ledger rows wait for it.
+    reader = ctx.store.reader()
+    outcome, detail = classify(response, due.url, known_keys(reader, due.article_id))
+    page, prepared = None, None
+    if outcome == "present":
+        page = page_of(response)
+        if page is None:
+            outcome, detail = "inconclusive", "no snapshot could be made of the response"
+        else:
+            prepared = changes.prepare(ctx, reader, _about_to_be(ctx, due.article_id, response, page),
+                                       ctx.warc.root)
     # One transaction per check: a run killed mid-way leaves either the whole
     # check (snapshot, row, events) or none of it, and the slot stays due.
     with ctx.store.transaction() as conn:
-        outcome, detail = classify(response, due.url, known_keys(conn, due.article_id))
         snapshot_id = None
-        if outcome == "present":
-            snapshot_id = snapshot_from(ctx, due.article_id, response, "recheck")
-            if snapshot_id is None:
-                outcome, detail = "inconclusive", "no snapshot could be made of the response"
+        if page is not None:
+            snapshot_id = snapshot_from(ctx, due.article_id, response, "recheck", page)
         opens = outcome == "absent" and not events.absence_streak(conn, due.article_id)
         check_id = conn.execute(
             "INSERT INTO checks (id, article_id, slot, follows_check_id, due_at, performed_at, run_id, url, "
@@ -231,8 +241,15 @@ def perform(ctx: RunContext, due: DueCheck, response: Response | None = None) ->
              ctx.run_id, due.url, response.result, response.request_id, json.dumps(response.chain),
              snapshot_id, outcome, int(opens), detail, due.try_number, due.retry_of)).lastrowid
         check = conn.execute("SELECT * FROM checks WHERE id = ?", (check_id,)).fetchone()
-        kinds = events.after_check(ctx, conn, check) + changes.after_check(ctx, conn, check, ctx.warc.root)
+        kinds = events.after_check(ctx, conn, check) + changes.after_check(ctx, conn, check, ctx.warc.root, prepared)
     return check_id, outcome, kinds, response.result
+
+
+def _about_to_be(ctx: RunContext, article_id: int, response: Response, page) -> dict:
+    """Return the snapshot a present check is about to write, as changes.prepare reads it (id 0: none yet)."""
+    return {"id": 0, "article_id": article_id, "captured_at": ctx.clock.now_iso(), "final_url": response.final_url,
+            "extractor": page.extractor, "html_sha256": page.html_sha256,
+            **{f: getattr(page, f) for f in events.EXTRACTED_FIELDS}}
 
 
 def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Counter:
@@ -249,7 +266,7 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
         for due in checks:
             if failing + (started - ended) >= settings.RECHECK_HOST_DOWN_AFTER:
                 return
-            if ctx.out_of_time("recheck"):
+            if ctx.out_of_time("recheck", due.url):
                 tally["carried_over"] += len(checks) - started  # still due, for the next run
                 tally["deferred"] -= len(checks) - started  # counted once, as carried over
                 return

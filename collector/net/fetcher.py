@@ -29,6 +29,8 @@ from collector.urls import ASCII_WHITESPACE
 T = TypeVar("T")
 _END = object()
 RETRYABLE = ("server_error", "timeout", "connection_error")
+# A host whose robots.txt Crawl-delay is over settings.CRAWL_DELAY_MAX_SECONDS: nothing is sent to it.
+DELAY_REFUSED = "crawl_delay_over_limit"
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 # Headers that carry credentials: never sent on past a redirect to another
 # origin (urllib3's Retry.DEFAULT_REMOVE_HEADERS_ON_REDIRECT holds the same three).
@@ -203,6 +205,19 @@ class Fetcher:
             verdict, detail = self.robots.verdict(url, outlet_id)
             if verdict != "allowed":
                 return verdict, detail
+            return self._crawl_delay(url, outlet_id)
+        return None
+
+    def _crawl_delay(self, url: str, outlet_id: str | None) -> tuple[str, str] | None:
+        """Pace the host at its robots.txt Crawl-delay; over settings.CRAWL_DELAY_MAX_SECONDS, refuse (DELAY_REFUSED)."""
+        rules = self.robots.for_url(url, outlet_id).rules
+        delay = rules.crawl_delay if rules is not None else None
+        if delay is None or delay <= self.interval:
+            return None
+        if delay > settings.CRAWL_DELAY_MAX_SECONDS:
+            return DELAY_REFUSED, (f"robots.txt asks for a Crawl-delay of {delay:g} s, more than "
+                                   f"{settings.CRAWL_DELAY_MAX_SECONDS:g} s: carried over, not sent")
+        self.pacer.set_delay(urlsplit(url).netloc.lower(), delay)
         return None
 
     def _retry_wait(self, exchange: Exchange, attempt: int,

@@ -1,5 +1,8 @@
 """Per-host pacing: at least one interval between the starts of two requests.
 
+A host whose robots.txt asks for a longer Crawl-delay is paced at that delay
+instead (set_delay, from the fetcher once its robots.txt is read).
+
 Each host has a slot: a lock, so requests to one host are strictly ordered,
 and the time its last request was written, so the next one waits out the
 interval plus a margin. The wait happens at the wire (transfer.send_once calls
@@ -32,6 +35,7 @@ class _HostSlot:
     safety: float
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_start: float | None = None
+    delay: float = 0.0  # the host's robots.txt Crawl-delay: its interval when longer than the pacer's
 
 
 class HostPacer:
@@ -75,6 +79,21 @@ class HostPacer:
                 slot = self._slots.setdefault(host, _HostSlot(margin))
         return slot
 
+    def set_delay(self, host: str, seconds: float | None) -> None:
+        """Pace the host at `seconds` between starts when that is longer than the interval (its Crawl-delay)."""
+        self._slot(host).delay = seconds or 0.0
+
+    def interval_for(self, host: str) -> float:
+        """Return the seconds between the starts of two requests to the host: the interval or its Crawl-delay."""
+        with self._guard:
+            slot = self._slots.get(host)
+        return max(self.interval, slot.delay if slot else 0.0)
+
+    def delayed_hosts(self) -> dict[str, float]:
+        """Return the hosts paced at their Crawl-delay, longer than the interval, with the seconds used."""
+        with self._guard:
+            return {host: slot.delay for host, slot in sorted(self._slots.items()) if slot.delay > self.interval}
+
     def last_start(self, host: str) -> float | None:
         """Return the monotonic time the last request to this host was started, if any was."""
         with self._guard:
@@ -90,7 +109,7 @@ class HostPacer:
         slot = self._slot(host)
         if slot.last_start is None:
             return 0.0
-        return max(0.0, slot.last_start + self.interval + slot.safety - self.clock.monotonic())
+        return max(0.0, slot.last_start + max(self.interval, slot.delay) + slot.safety - self.clock.monotonic())
 
     def give_way(self, window: float = settings.GIVE_WAY_WINDOW_SECONDS,
                  limit: float = settings.GIVE_WAY_LIMIT_SECONDS) -> float:
@@ -185,7 +204,7 @@ class _Turn:
         pacer = self.pacer
         ready = None
         if self.slot.last_start is not None:
-            ready = self.slot.last_start + pacer.interval + self.slot.safety
+            ready = self.slot.last_start + max(pacer.interval, self.slot.delay) + self.slot.safety
         elif pacer.start_at is not None:
             ready = pacer.start_at
         if ready is None:

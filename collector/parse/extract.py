@@ -32,7 +32,11 @@ from collector.parse.textnorm import skeleton, skeleton_text
 # 2: bylines from trafilatura's guess kept only as the page's own span; date
 # values that are not dates skipped, down to the visible text; trafilatura's
 # list and table markup never stored.
-EXTRACTOR_VERSION = "2"
+# 3: a visible date kept whole with its time of day in Bangla (এএম, পিএম,
+# অপরাহ্ন, parts of the day) or not at all (issue 32, item 3). Snapshots of
+# extractor 2 are compared by reading their HTML again (collect/changes.py),
+# so the longer dates are no change by the outlet.
+EXTRACTOR_VERSION = "3"
 
 # deduplicate=False: trafilatura's dedup cache makes results depend on what
 # the process extracted before (adbar/trafilatura #778). Comments are readers',

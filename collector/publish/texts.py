@@ -61,6 +61,8 @@ RESULTS = {
     "blocked": ("Blocked by the site", "সাইট আটকে দিয়েছে"),
     "robots_disallowed": ("Disallowed by robots.txt", "robots.txt-এ নিষেধ"),
     "robots_unreachable": ("robots.txt unreachable", "robots.txt পড়া যায়নি"),
+    "crawl_delay_over_limit": ("robots.txt Crawl-delay over our limit (carried over)",
+                               "robots.txt-এর Crawl-delay আমাদের সীমার বেশি (পরে নেওয়া হবে)"),
     "allowed": ("Allowed by robots.txt", "robots.txt-এ অনুমতি আছে"),
     "invalid_url": ("Invalid address", "অচল ঠিকানা"),
     "blocked_address": ("Address not fetched (private network)", "যে ঠিকানায় যাওয়া হয় না (ব্যক্তিগত নেটওয়ার্ক)"),

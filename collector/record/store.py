@@ -151,6 +151,15 @@ class Store:
         with self._lock, self._unusable():
             return self.conn.execute(sql, params).fetchone()
 
+    def reader(self) -> "Reader":
+        """Return a stand-in for the connection that only reads, each statement under the lock alone.
+
+        For the reads that go before a write (a page's comparison with the one
+        before it): they hold the store's lock one statement at a time, never
+        for the work between them.
+        """
+        return Reader(self)
+
     def checkpoint(self) -> None:
         """Fold the WAL into the main file so the database is one file at rest."""
         with self._lock:
@@ -163,6 +172,26 @@ class Store:
                 self.checkpoint()
             finally:
                 self.conn.close()
+
+
+class Reader:
+    """A connection's execute() for reads: the rows fetched at once, under the store's lock (Store.reader)."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    def execute(self, sql: str, params: Any = ()) -> "_Rows":
+        return _Rows(self._store.query(sql, params))
+
+
+class _Rows(list):
+    """Rows already fetched, read as a cursor is: fetchone(), fetchall(), iteration."""
+
+    def fetchone(self):
+        return self[0] if self else None
+
+    def fetchall(self):
+        return list(self)
 
 
 def _sql_value(value: Any) -> Any:
