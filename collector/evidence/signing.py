@@ -71,12 +71,11 @@ def judge(out_dir: str | Path, allowed_signers: Path, stream: str | None, wrote=
         return found
     broken = None  # the first file after the anchor that does not verify: nothing after it does either
     for path in files[start:]:
-        why = _why_not(path, previous, stream, wrote)
+        why, previous = _why_not(path, previous, stream, wrote)
         if why is None and broken is not None:
             why = f"it follows {record_name(broken)}, which does not verify"
         if why is None:
             found.to_sign.append(path)
-            previous = check_file(path)
         else:
             found.refused.append((path, why))
             broken = broken or path
@@ -85,26 +84,28 @@ def judge(out_dir: str | Path, allowed_signers: Path, stream: str | None, wrote=
     return found
 
 
-def _why_not(path: Path, previous, stream: str | None, wrote) -> str | None:
-    """Return why one file after the last verified one does not verify, or None when it does."""
+def _why_not(path: Path, previous, stream: str | None, wrote):
+    """Return (why one file after the last verified one does not verify or None when it does, its facts)."""
     try:
         facts = check_file(path)
     except ExportError as exc:
-        return f"its content does not check ({_short(exc)})"
+        return f"its content does not check ({_short(exc)})", None
     header = facts.header
     if header.get("batch") != int(path.name[:6]):
-        return f"its header says batch {header.get('batch')}, its name {path.name[:6]}"
-    if previous is not None and (header.get("previous_sha256") != previous.sha256
-                                 or header.get("after") != previous.header["through"]):
-        return "it does not follow the file before it (the SHA-256 chain or the ids are broken)"
-    if header.get("stream") != stream:
-        return f"it says stream {header.get('stream') or '(default)'}, the folder is {stream or '(default)'}'s"
-    if wrote is UNKNOWN:
-        return ("unsigned after a signed file: the stream's jobs sign every file they write before they push "
-                "it, so none of them pushed this one")
-    if wrote.get(record_name(path)) != facts.sha256:
-        return "the stream's working database did not write it (export_written names no such file)"
-    return None
+        why = f"its header says batch {header.get('batch')}, its name {path.name[:6]}"
+    elif previous is not None and (header.get("previous_sha256") != previous.sha256
+                                   or header.get("after") != previous.header["through"]):
+        why = "it does not follow the file before it (the SHA-256 chain or the ids are broken)"
+    elif header.get("stream") != stream:
+        why = f"it says stream {header.get('stream') or '(default)'}, the folder is {stream or '(default)'}'s"
+    elif wrote is UNKNOWN:
+        why = ("unsigned after a signed file: the stream's jobs sign every file they write before they push "
+               "it, so none of them pushed this one")
+    elif wrote.get(record_name(path)) != facts.sha256:
+        why = "the stream's working database did not write it (export_written names no such file)"
+    else:
+        why = None
+    return why, facts
 
 
 def _short(exc: Exception) -> str:
