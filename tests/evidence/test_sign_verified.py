@@ -166,3 +166,25 @@ def test_a_rebuilt_database_wrote_nothing_and_a_bad_last_signature_verifies_noth
     sshsig.sign(last_signed, stranger, settings.RECORD_SIGNING_NAMESPACE)
     result = _sign(record, key, trust, db)
     assert result.exit_code == 1 and "does not verify" in result.output and not sshsig.signature_path(own).exists()
+
+
+def test_the_archive_jobs_database_merged_anew_still_knows_what_it_wrote(tmp_path, job):
+    """The archive job writes from the database that follows every stream; merged anew, it keeps export_written."""
+    from collector.record import streams
+    from collector.record.follow import parts_folder
+
+    record, trust, key, _db, _remote = job
+    archive, folder = tmp_path / "archive.db", streams.folder(record, "archive")
+    follow = ["export", "follow", "--out", str(record), "--db", str(archive), "--writes", "archive"]
+    assert CliRunner().invoke(cli, follow).exit_code == 0
+    store = Store(archive)
+    run = _run(store, command="archive")
+    store.insert("run_finishes", {"run_id": run, "finished_at": "t", "counts": "{}"})
+    own = export_new(store, folder).path  # pushed unsigned: RECORD_SIGNING_KEY was not set
+    store.close()
+    for part in parts_folder(archive).iterdir():  # a stream's own database lost: the next follow merges anew
+        part.unlink()
+    again = CliRunner().invoke(cli, follow)
+    assert again.exit_code == 0 and "merged anew" in again.output, again.output
+    result = _sign(folder, key, trust, archive)
+    assert result.exit_code == 0 and str(own) in result.output, result.output
