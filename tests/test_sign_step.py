@@ -60,3 +60,10 @@ def test_a_refused_signing_fails_the_step_and_no_later_step_pushes(tmp_path, nam
     assert ran.returncode != 0, f"{name}: the sign step passed although export sign refused"
     assert "000003.jsonl.bz2" in ran.stderr
     assert not (tmp_path / "record.key").exists()  # the key file goes, whatever the outcome
+
+
+def test_the_rollovers_chain_check_fails_when_the_chain_does():
+    """Its `export verify --chain-only` is piped into tee too: it runs with pipefail, or it could never fail."""
+    step = next(s for s in load(WORKFLOWS / "rollover.yml")["jobs"]["rollover"]["steps"]
+                if s.get("name") == "Check the chain across every period's record repository")
+    assert "| tee" in step["run"] and RUNNER_SHELLS[step.get("shell")][-1] == "pipefail"
