@@ -198,7 +198,7 @@ def evidence(demo: Demo, farm: Farm) -> Path:
 
     trust = make_trust(demo.out / "trust", farm)
     record, db, warc, folder = str(demo.record), str(demo.db), str(demo.warc), str(trust.folder)
-    demo.collector("export", "sign", "--out", record, "--key", str(trust.key), "--trust", folder)
+    demo.collector("export", "sign", "--out", record, "--key", str(trust.key), "--trust", folder, "--db", db)
     demo.collector("export", "timestamp", "--out", record, "--db", db, "--warc-dir", warc, "--min-interval",
                    INTERVAL, "--trust", folder, "--vantage", "demo-loopback")
     demo.collector("export", "verify", "--out", record, "--db", db, "--require-timestamps", "--trust", folder)

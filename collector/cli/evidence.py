@@ -25,22 +25,37 @@ def _trust_option(func):
 
 
 @click.command("sign")
-@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder.")
+@click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True, help="Export folder (the stream's).")
 @click.option("--key", envvar="TAKEDOWNWATCH_RECORD_KEY", required=True,
               help="SSH private key file of the record (or TAKEDOWNWATCH_RECORD_KEY).")
+@click.option("--db", default=DEFAULT_DB, show_default=True,
+              help="The stream's working database: the files its exports wrote are the only ones signed.")
 @_trust_option
 @edge
-def sign_command(out_dir, key, trust_dir):
-    """Sign every export file that has no signature yet (NNNNNN.jsonl.bz2.sig).
+def sign_command(out_dir, key, db, trust_dir):
+    """Sign the stream's new export files (NNNNNN.jsonl.bz2.sig), each verified first.
+
+    Only files after the last signed one (its signature good), whose content
+    and chain check from it, and which the stream's working database (--db)
+    wrote itself. Any other unsigned file (one pushed into the record
+    repository by anyone else) stops the command before it signs anything:
+    exit 1, naming the file (docs/health.md#evidence-unverified).
 
     \b
     Example:
-        python -m collector export sign --key ~/.ssh/takedownwatch-record
+        python -m collector export sign --key ~/.ssh/takedownwatch-record --db data/takedownwatch.db
     """
-    from collector.evidence.signing import sign_unsigned
+    from collector.evidence.signing import sign_verified
     from collector.evidence.verify import SIGNERS_FILE
+    from collector.record.store import open_read_only
 
-    signed = sign_unsigned(out_dir, key, Path(trust_dir) / SIGNERS_FILE)
+    if not Path(db).is_file():
+        raise BadUsage(f"{db} does not exist: the stream's working database says which files its jobs wrote")
+    conn = open_read_only(db)
+    try:
+        signed = sign_verified(out_dir, key, Path(trust_dir) / SIGNERS_FILE, conn)
+    finally:
+        conn.close()
     click.echo(f"signed {len(signed)} export file(s)" + "".join(f"\n  {p}" for p in signed))
 
 

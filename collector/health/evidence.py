@@ -1,10 +1,13 @@
-"""Evidence checks: export files without a good signature, without tokens from two authorities, authorities failing.
+"""Evidence checks: export files without a good signature, not verified as their stream's own, without tokens
+from two authorities, authorities failing.
 
 The export files of the last settings.HEALTH_EVIDENCE_DAYS in the record
 folder (every stream's) are verified as `evidence verify` does, one by one:
 their signature against the allowed signers of the trust folder, each token
 beside them against its authority's roots. Time-stamp requests are in the
-requests ledger (purpose 'timestamp', host the authority's).
+requests ledger (purpose 'timestamp', host the authority's). The unsigned
+files of every stream, whatever their age, are judged as `export sign` judges
+them (collector/evidence/signing.py): those it would refuse fail.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from pathlib import Path
 from collector import settings
 from collector.clock import iso, parse_instant
 from collector.evidence import sshsig
+from collector.evidence.signing import UNKNOWN, judge
 from collector.evidence.verify import SIGNERS_FILE
 from collector.evidence.timestamps import TimestampError, check_token, load_authorities, tokens_beside
 from collector.health.checks import FAIL, OK, WARN, Check, Finding, Inputs, grade, hours
-from collector.record import streams
+from collector.record import streams, written
 from collector.record.fileformat import ExportError, read_header
 from collector.record.folder import batches, day_of, record_name
 
@@ -62,6 +66,35 @@ def signatures(inputs: Inputs) -> list[Finding]:
     return [Finding("evidence-signature", None, FAIL if bad else OK, len(bad), (1, 1),
                     f"{len(bad)} of {len(files)} export files of {settings.HEALTH_EVIDENCE_DAYS} days without a "
                     "good signature" + (f": {'; '.join(bad[:5])}" if bad else ""))]
+
+
+def unverified(inputs: Inputs) -> list[Finding]:
+    """Return, per stream, the unsigned export files its signing refuses (a failure at once), naming each.
+
+    On a stream's own working database, a file it did not write is refused;
+    on any other (the one that follows every stream), an unsigned file after a
+    signed one is: the stream's jobs sign each file before they push it.
+    """
+    if inputs.record_dir is None:
+        return _not_judged("evidence-unverified", "no --record folder given")
+    signers = Path(inputs.trust_dir or settings.TRUST_DIR) / SIGNERS_FILE
+    mine = streams.stream_of(inputs.conn)
+    found, unsigned = [], 0
+    for name in [None, *streams.named_streams(inputs.record_dir)]:
+        folder = streams.folder(inputs.record_dir, name)
+        label = folder.relative_to(inputs.record_dir).as_posix()
+        try:
+            judged = judge(folder, signers, name, written.files(inputs.conn) if name == mine else UNKNOWN)
+        except ExportError as exc:
+            found.append(Finding("evidence-unverified", label, FAIL, None, None, f"the folder does not read: {exc}"))
+            continue
+        unsigned += len(judged.to_sign)
+        if judged.refused:
+            named = "; ".join(f"{_label(inputs, p)} ({why})" for p, why in judged.refused[:5])
+            found.append(Finding("evidence-unverified", label, FAIL, len(judged.refused), (1, 1),
+                                 f"{len(judged.refused)} export file(s) its signing refuses: {named}"))
+    return found or [Finding("evidence-unverified", None, OK, 0, (1, 1),
+                             f"no unsigned export file the signing refuses ({unsigned} awaiting their own job's)")]
 
 
 def tokens(inputs: Inputs) -> list[Finding]:
@@ -116,6 +149,8 @@ def authorities_failing(inputs: Inputs) -> list[Finding]:
 
 CHECKS = [
     Check("evidence-signature", "Export files without a good signature", "evidence", signatures),
+    Check("evidence-unverified", "Unsigned export files not verified as their stream's own (signing refuses them)",
+          "evidence", unverified),
     Check("evidence-tokens", "Export files without tokens from two authorities", "evidence", tokens),
     Check("evidence-authority", "Time-stamp requests to one authority failing in a row", "evidence",
           authorities_failing),

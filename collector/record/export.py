@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso_seconds
-from collector.record import compact, schema, shadows, streams
+from collector.record import compact, schema, shadows, streams, written
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
     file_sha256, file_text, listing_line, listing_parts, read_header, row_digest, row_line,
@@ -97,7 +97,9 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         path = write_new(out / relative, file_text(head, lines))
         for table, rows in changed.items():
             shadows.upsert(conn, table, rows)
-        shadows.set_head(conn, relative, file_sha256(path))
+        sha = file_sha256(path)
+        shadows.set_head(conn, relative, sha)
+        written.note(conn, relative, sha, head["written_at"])  # what its job may sign (evidence/signing.py)
         result.path = path
     return result
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collector import settings
-from collector.record import merge, schema, shadows, streams
+from collector.record import merge, schema, shadows, streams, written as own_files
 from collector.record.fileformat import ExportError, file_sha256, read_header
 from collector.record.folder import batches, chain, last_batch, record_name
 from collector.record.rebuild import rebuild, resume
@@ -102,16 +102,32 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     written = _written(found)
     db = Path(db_path)
     why = _increment(db, parts, written, before, writer) if db.exists() else "there was no merged database"
+    wrote = _wrote(db) if writer is not None and why else {}  # what the database it replaces wrote, kept
     if why:
         _unlevel(found, parts, done)
         _merge_anew(db, parts, written)
         done.merged_anew, done.why = True, why
     if writer is not None:
-        _write_as(db, writer, found.get(writer), parts.get(writer))
+        _write_as(db, writer, found.get(writer), parts.get(writer), wrote)
     return done
 
 
-def _write_as(db: Path, writer: str, paths: list[Path] | None, part: Path | None) -> None:
+def _wrote(db: Path) -> dict[str, tuple[str, str]]:
+    """Return the export files a database wrote ({name: (sha256, written_at)}), none when it does not read."""
+    if not db.exists():
+        return {}
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return {r[0]: (r[1], r[2]) for r in conn.execute(f"SELECT * FROM {own_files.TABLE}")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+
+
+def _write_as(db: Path, writer: str, paths: list[Path] | None, part: Path | None,
+              wrote: dict[str, tuple[str, str]]) -> None:
     """Make the merged database the writer's: its stream, level with its folder's last file.
 
     The state tables hold every stream's state: it is taken as exported (the
@@ -125,6 +141,9 @@ def _write_as(db: Path, writer: str, paths: list[Path] | None, part: Path | None
     try:
         with store.transaction() as conn:
             conn.execute("UPDATE export_stream SET name = ? WHERE id = 1", (writer,))
+            for name, (sha, at) in wrote.items():  # merged anew, it still knows what its job wrote (export sign)
+                if not conn.execute(f"SELECT 1 FROM {own_files.TABLE} WHERE name = ?", (name,)).fetchone():
+                    own_files.note(conn, name, sha, at)
             if last is not None:
                 shadows.set_head(conn, record_name(last), file_sha256(last))
             for table in record_tables(conn):

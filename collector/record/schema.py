@@ -14,6 +14,7 @@ from collector.record.ledger_schema import V9
 from collector.record.streams import V13, V14
 from collector.record.unattended import V10 as V11
 from collector.record.views import FIRST_SHOWING, V4, V5, V10, V12, snapshots_insert_trigger
+from collector.record.written import V16
 
 # Tables whose rows are observations: never updated, never deleted.
 APPEND_ONLY_TABLES = (
@@ -395,5 +396,5 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # (collector/record/unattended.py). 12: every article's capture delay, a view (views.py).
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
 # 14: a database that follows every stream, how far it has read each (collector/record/follow.py).
-# 15: a levelled working database's dormant articles, one row each (collector/record/dormant.py).
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15)
+# 15: a levelled working database's dormant articles (record/dormant.py). 16: files it exported (record/written.py).
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16)

@@ -18,7 +18,7 @@ from collector.cli.main import cli
 from collector.clock import Clock
 from collector.collect.context import RunContext
 from collector.collect.pipeline import active_outlets, run_collection
-from collector.evidence.signing import sign_unsigned
+from collector.evidence.signing import sign_verified
 from collector.evidence.timestamps import load_authorities, stamp_missing
 from collector.record.export import export_new
 from collector.record.registry_mirror import sync_registry
@@ -45,7 +45,7 @@ def collected(tmp_path, farm):
     ctx.finish()
     for _ in range(2):  # a second file: the one holding the rows is not the head
         export_new(store, tmp_path / "record", warc_dir=tmp_path / "warc")
-        sign_unsigned(tmp_path / "record", trust.key, trust.folder / "allowed_signers")
+        sign_verified(tmp_path / "record", trust.key, trust.folder / "allowed_signers", store.conn)
         stamper = RunContext.open(store, "timestamp", clock=Clock(), vantage="v", warc_dir=tmp_path / "warc",
                                   interval=0.02, allow_loopback=True)
         assert stamp_missing(stamper.fetcher, tmp_path / "record", load_authorities(trust.folder)).failed == []

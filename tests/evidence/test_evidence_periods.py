@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from collector.cli.main import cli
 from collector.clock import Clock
 from collector.collect.context import RunContext
-from collector.evidence.signing import sign_unsigned
+from collector.evidence.signing import sign_verified
 from collector.evidence.timestamps import load_authorities, stamp_missing
 from collector.record import rollover
 from collector.record.export import export_new
@@ -36,7 +36,7 @@ def _file(store: Store, folder: Path, when: datetime, trust, stamper) -> None:
     store.insert("run_finishes", {"run_id": store.conn.execute("SELECT max(id) FROM runs").fetchone()[0],
                                   "finished_at": "t", "counts": "{}"})
     assert export_new(store, folder, now=when).path is not None
-    sign_unsigned(folder, trust.key, trust.folder / "allowed_signers")
+    sign_verified(folder, trust.key, trust.folder / "allowed_signers", store.conn)
     assert len(stamp_missing(stamper.fetcher, folder, load_authorities(trust.folder)).kept) == 2
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from collector.clock import Clock
 from collector.collect.context import RunContext
-from collector.evidence.signing import sign_unsigned
+from collector.evidence.signing import sign_verified
 from collector.evidence.timestamps import load_authorities, stamp_missing
 from collector.evidence.verify import VerificationFailed, verify_record
 from collector.record import rollover
@@ -36,7 +36,7 @@ def test_a_new_periods_repository_starts_with_the_last_files_signature_and_token
         _snapshot(store, run, _article(store, run, 10 + n), TEXT + f" {n}")
         store.insert("run_finishes", {"run_id": run, "finished_at": "t", "counts": "{}"})
         assert export_new(store, new).path is not None
-        assert [record_name(p) for p in sign_unsigned(new, old.key, old.trust / "allowed_signers")] == \
+        assert [record_name(p) for p in sign_verified(new, old.key, old.trust / "allowed_signers", store.conn)] == \
             [record_name(batches(new)[-1])]  # the copy came signed
         assert len(stamp_missing(stamper.fetcher, new, load_authorities(old.trust)).kept) == 2
     stamper.warc.close()

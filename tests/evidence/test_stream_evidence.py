@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from collector.cli.main import cli
 from collector.clock import Clock
 from collector.collect.context import RunContext
-from collector.evidence.signing import sign_unsigned
+from collector.evidence.signing import sign_verified
 from collector.evidence.timestamps import load_authorities, stamp_missing
 from collector.record import export as ex, merge, streams
 from collector.record.folder import batches
@@ -53,7 +53,7 @@ def record(tmp_path, tmp_path_factory, request):
                 _recheck(store, when, warc)
                 folder = streams.folder(root, name)
                 assert ex.export_new(store, folder, warc_dir=warc, now=when).path is not None
-                assert sign_unsigned(folder, trust.key, trust.folder / "allowed_signers")
+                assert sign_verified(folder, trust.key, trust.folder / "allowed_signers", store.conn)
                 stamper = RunContext.open(store, "timestamp", clock=Clock(), vantage="v", warc_dir=warc,
                                           interval=0.02, allow_loopback=True)
                 assert len(stamp_missing(stamper.fetcher, folder, load_authorities(trust.folder)).kept) == 2
@@ -100,7 +100,7 @@ def _vantages(built: Path, trust) -> None:
     store.insert("run_finishes", {"run_id": run, "finished_at": when.isoformat(), "counts": "{}"})
     folder = streams.folder(built / "record", "vantages")
     assert ex.export_new(store, folder, now=when).path is not None
-    assert sign_unsigned(folder, trust.key, trust.folder / "allowed_signers")
+    assert sign_verified(folder, trust.key, trust.folder / "allowed_signers", store.conn)
     stamper = RunContext.open(store, "timestamp", clock=Clock(), vantage="v", warc_dir=built / "warc",
                               interval=0.02, allow_loopback=True)
     assert len(stamp_missing(stamper.fetcher, folder, load_authorities(trust.folder)).kept) == 2
@@ -291,7 +291,8 @@ def test_signing_and_timestamping_cover_each_streams_head(record):
     assert result.exit_code == 1 and "stream hosted-1of1:" in result.output and head.name in result.output
     # The stream's job signs its own folder's unsigned files: that head, and nothing of the other stream.
     signed = runner.invoke(cli, ["export", "sign", "--out", str(streams.folder(record, "hosted-1of1")),
-                                 "--key", str(trust / "keys" / "record"), "--trust", str(trust)])
+                                 "--key", str(trust / "keys" / "record"), "--trust", str(trust),
+                                 "--db", str(record.parent / "hosted-1of1.db")])
     assert signed.exit_code == 0 and "signed 1 export file(s)" in signed.output and head.name in signed.output
     result = runner.invoke(cli, args[:-1])
     assert result.exit_code == 0 and "stream hosted-1of1: 2 export files, chain intact, content checked, " \

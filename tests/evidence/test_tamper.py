@@ -23,7 +23,7 @@ from collector.cli.export import export as export_command
 from collector.clock import Clock
 from collector.collect.context import RunContext
 from collector.evidence import sshsig
-from collector.evidence.signing import sign_unsigned
+from collector.evidence.signing import sign_verified
 from collector.evidence.timestamps import load_authorities, stamp_missing, token_path
 from collector.evidence.verify import VerificationFailed, verify_record
 from collector.record.export import export_new
@@ -60,7 +60,7 @@ def build_record(root: Path, farm, files: int = 4) -> Signed:
         _snapshot(store, run, _article(store, run, n), TEXT + str(n))
         store.insert("run_finishes", {"run_id": run, "finished_at": "t", "counts": "{}"})
         export_new(store, out)
-        sign_unsigned(out, trust.key, trust.folder / "allowed_signers")
+        sign_verified(out, trust.key, trust.folder / "allowed_signers", store.conn)
         report = stamp_missing(stamper.fetcher, out, load_authorities(trust.folder))
         assert report.failed == [] and len(report.kept) == 2
     stamper.warc.close()
@@ -268,14 +268,19 @@ def test_restoring_triggers_is_refused_when_a_row_differs(signed):
 
 
 def test_signing_refuses_a_key_the_allowed_signers_do_not_name(tmp_path, signed):
-    forged_appended(signed)
+    store = Store(signed.db)
+    run = _run(store)  # the stream's own next file: one its key would sign
+    _snapshot(store, run, _article(store, run, 7), TEXT + " 7")
+    store.insert("run_finishes", {"run_id": run, "finished_at": "t", "counts": "{}"})
+    assert export_new(store, signed.out).path == signed.files()[-1]
     stranger = make_key(tmp_path / "other", "other")
     with pytest.raises(sshsig.SignatureError):
-        sign_unsigned(signed.out, stranger, signed.trust / "allowed_signers")
+        sign_verified(signed.out, stranger, signed.trust / "allowed_signers", store.conn)
     assert not sshsig.signature_path(signed.files()[-1]).exists()
     allowed_signers(signed.trust / "allowed_signers", settings.RECORD_SIGNER, signed.key, stranger,
                     namespace=settings.RECORD_SIGNING_NAMESPACE)
-    assert sign_unsigned(signed.out, stranger, signed.trust / "allowed_signers") == [signed.files()[-1]]
+    assert sign_verified(signed.out, stranger, signed.trust / "allowed_signers", store.conn) == [signed.files()[-1]]
+    store.close()
 
 
 def test_rows_added_since_the_last_export_are_not_differences(signed):

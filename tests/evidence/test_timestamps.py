@@ -27,7 +27,7 @@ def one_file(tmp_path, farm):
     path = export_new(store, tmp_path / "record").path
     store.close()
     result = CliRunner().invoke(export_command, ["sign", "--out", str(tmp_path / "record"), "--key", str(trust.key),
-                                                 "--trust", str(trust.folder)])
+                                                 "--trust", str(trust.folder), "--db", str(tmp_path / "work.db")])
     assert result.exit_code == 0, result.output
     return tmp_path, trust, path
 
