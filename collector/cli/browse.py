@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -148,13 +147,10 @@ def datasette_command(db: Path, port: int) -> list[str]:
 
 
 def serve_datasette(db: Path, port: int, env: dict[str, str]) -> None:
-    """Run Datasette until it is stopped (Ctrl-C)."""
+    """Become Datasette (exec): Ctrl-C and a SIGTERM stop it, and no server is left behind this process."""
     if not (DATASETTE / "metadata.yml").is_file():
         raise click.ClickException(f"{DATASETTE} is missing: run this from a clone of the project's code")
     click.echo(f"serving {db} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    try:
-        done = subprocess.run(datasette_command(db, port), env={**os.environ, **env})
-    except KeyboardInterrupt:
-        return
-    if done.returncode not in (0, -2, 130):
-        raise click.ClickException(f"Datasette stopped with exit code {done.returncode}")
+    sys.stdout.flush()
+    command = datasette_command(db, port)
+    os.execve(command[0], command, {**os.environ, **env})
