@@ -437,3 +437,13 @@ HEALTH_REBUILDS = (1, 2)
 # "Dependency caching reference", usage limits and eviction policy).
 HEALTH_CACHE_BOUND_BYTES = 10 * 10**9
 HEALTH_CACHE_SHARE = (0.8, 0.95)
+
+# `python -m collector browse`: where GitHub is when neither GITHUB_SERVER_URL/GITHUB_API_URL (Actions'
+# and act's variables) nor GH_HOST (gh's) names another (docs.github.com, "Variables reference":
+# default values of GITHUB_SERVER_URL and GITHUB_API_URL), the loopback port Datasette serves on (that of
+# `make browse`, Datasette's own default being 8001 too), and where the clones and the database go
+# (data/browse/OWNER/NAME: under data/, beside the collector's own database, and ignored by git).
+GITHUB_SERVER_URL = "https://github.com"
+GITHUB_API_URL = "https://api.github.com"
+BROWSE_PORT = 8001
+BROWSE_DIR = "data/browse"

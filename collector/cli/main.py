@@ -275,6 +275,7 @@ def build_site_command(db, warc_dir, outlets, now, vantage, out, published, from
 def _register() -> None:
     """Add the commands defined beside their stages."""
     from collector.cli.archive import archive
+    from collector.cli.browse import browse
     from collector.cli.compare import compare_vantages
     from collector.cli.evidence import evidence_command
     from collector.cli.export import export
@@ -283,7 +284,7 @@ def _register() -> None:
     from collector.cli.review import annotate, annotate_review, annotations, review, vantage_differences
 
     for command in (archive, review, annotate, annotate_review, annotations, export, vantage_differences,
-                    publish, audit, evidence_command, compare_vantages, health):
+                    publish, audit, evidence_command, compare_vantages, health, browse):
         cli.add_command(command)
 
 

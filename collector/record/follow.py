@@ -36,15 +36,17 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from collector import settings
 from collector.record import merge, schema, shadows, streams, written as own_files
 from collector.record.fileformat import ExportError, file_sha256, read_header
 from collector.record.folder import batches, chain, last_batch, record_name
-from collector.record.rebuild import rebuild, resume
+from collector.record.rebuild import Progress, rebuild, resume
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, key_columns, record_tables
 
+StreamProgress = Callable[[str, int, int], None]  # (stream, files read, files to read)
 PARTS = ".streams"  # beside the database: <db>.streams/<stream>.db, each stream's own database
 DEFAULT_PART = "_default"  # the default stream's database there ('_' is in no stream's name)
 
@@ -68,7 +70,8 @@ def _label(name: str | None) -> str:
     return name or ""
 
 
-def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | None = None) -> Followed:
+def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | None = None,
+           progress: StreamProgress | None = None) -> Followed:
     """Return what was done after bringing the merged database at db_path level with every stream.
 
     record_dirs: the record folder (or the record repositories of successive
@@ -95,7 +98,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
         part = parts_dir / f"{name or DEFAULT_PART}.db"
         try:
             before[name] = tops(part) if part.exists() else None
-            _level_part(paths, part, name, done)
+            _level_part(paths, part, name, done, _told(progress, name))
         except ExportError as exc:
             raise ExportError(f"stream {name or '(default)'}: {exc}") from exc
         parts[name] = part
@@ -171,11 +174,16 @@ def _unsent(conn, table: str, low: int, part: Path | None) -> None:
         conn.execute("DETACH DATABASE part")
 
 
-def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed) -> None:
+def _told(progress: StreamProgress | None, name: str | None) -> Progress | None:
+    return None if progress is None else (lambda done, total: progress(_label(name), done, total))
+
+
+def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed,
+                progress: Progress | None = None) -> None:
     """Bring one stream's own database level with its folders (rebuilding it when it cannot be)."""
     if part.exists():
         try:
-            loaded, _ = resume(paths, part)
+            loaded, _ = resume(paths, part, progress)
         except ExportError:
             loaded = None
         if loaded is not None:
@@ -185,7 +193,7 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed)
             return
         _remove(part)
     try:
-        rebuild(paths, part)
+        rebuild(paths, part, progress)
         merge.check_stream(paths, part, name)
     except BaseException:
         _remove(part)  # a later follow rebuilds it again, from the folder whole

@@ -32,6 +32,7 @@ from collector import settings
 from collector.clock import iso_seconds
 from collector.record.fileformat import ExportError, file_sha256, read_header
 from collector.record.folder import CONTINUES, PARTIAL, batches, continues, last_batch, record_name
+from collector.record.streams import folder as stream_folder, named_streams
 
 
 @dataclass(frozen=True)
@@ -133,3 +134,22 @@ def seed(previous: str | Path, current: str | Path, repository: str, now: dateti
     (Path(current) / CONTINUES).write_text(json.dumps(link, indent=1) + "\n", encoding="utf-8")
     batches(current)  # the folder now reads as the continuation it claims to be
     return target
+
+
+def continued_from(record: str | Path) -> str | None:
+    """Return the record repository a record folder continues, as its CONTINUES.json or any stream's says.
+
+    A stream that began later, or a default stream no job writes any more, has none of its own:
+    any one names the period before (.github/scripts/record_repository.sh history reads it so).
+    """
+    for name in [None, *named_streams(record)]:
+        link = continues(stream_folder(record, name))
+        if link is not None:
+            return link["repository"]
+    return None
+
+
+def holds_record(record: str | Path) -> bool:
+    """Return True when a record folder holds an export file or a CONTINUES.json, in any stream."""
+    return any(last_batch(stream_folder(record, name)) is not None or continues(stream_folder(record, name))
+               for name in [None, *named_streams(record)])

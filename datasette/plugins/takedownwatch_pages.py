@@ -27,7 +27,12 @@ The WARC record is read from the local WARC folder (plugin setting
 `warc_dir`, default: the `warc` folder beside the database), or else from the
 release asset the warc_files table names, under the base URL `releases_url`
 (for GitHub: https://github.com/OWNER/REPO/releases/download), by an HTTP
-range request of exactly that record (collector/net/assets.py).
+range request of exactly that record (collector/net/assets.py). A private
+repository's assets are read through the REST API instead: setting
+`releases_api` (https://api.github.com/repos/OWNER/REPO, or GITHUB_API_URL's
+on another host) and `token` (the reader's own, which `python -m collector
+browse` gives from gh); the token is sent to the API alone, never to the
+storage it redirects to.
 Routes are registered with Datasette's register_routes hook and the cell
 link with render_cell (docs/plugin_hooks.rst).
 """
@@ -45,7 +50,7 @@ from datasette.utils.asgi import BadRequest
 from markupsafe import Markup, escape
 
 from collector.errors import TakedownWatchError
-from collector.net.assets import asset_url, read_range
+from collector.net.assets import asset_url, read_asset_range, read_range
 from collector.net.warcread import read_response_body, response_body_of
 from collector.record.tables import is_record
 from collector.review.diff import diff_snapshots
@@ -76,11 +81,12 @@ async def record_database(datasette, request):
     return db
 
 
-def settings_for(datasette, db) -> tuple[Path, str | None]:
-    """Return (local WARC folder, release base URL or None) for a database."""
+def settings_for(datasette, db) -> tuple[Path, str | None, str | None, str | None]:
+    """Return (local WARC folder, release base URL, release API address, token), each but the first or None."""
     config = datasette.plugin_config(PLUGIN, database=db.name) or {}
     warc_dir = Path(config.get("warc_dir") or Path(db.path).resolve().parent / "warc")
-    return warc_dir, (config.get("releases_url") or None)
+    return (warc_dir, config.get("releases_url") or None, config.get("releases_api") or None,
+            config.get("token") or None)
 
 
 async def snapshot_row(db, snapshot_id: int):
@@ -93,16 +99,22 @@ async def snapshot_row(db, snapshot_id: int):
 
 async def read_captured(datasette, db, row) -> tuple[bytes, str | None, str]:
     """Return (HTML as received, its Content-Type, where it was read) for a snapshot row."""
-    warc_dir, releases_url = settings_for(datasette, db)
+    warc_dir, releases_url, releases_api, token = settings_for(datasette, db)
     local = warc_dir / row["warc_file"]
     if local.is_file():
         body, content_type = await asyncio.to_thread(read_response_body, warc_dir, row["warc_file"],
                                                      row["warc_offset"])
         return body, content_type, f"{local} at byte {row['warc_offset']}"
     asset = (await db.execute(ASSET_SQL, [row["warc_file"]])).first()
-    if not releases_url or asset is None:
+    if not (releases_url or releases_api) or asset is None:
         why = "no release base URL is set (releases_url)" if asset else "warc_files does not list it"
         raise NotFound(f"{row['warc_file']} is not in {warc_dir}, and {why}")
+    if releases_api:
+        record, url = await asyncio.to_thread(read_asset_range, releases_api, token, asset["release_tag"],
+                                              asset["asset_name"], row["warc_offset"], row["warc_length"])
+        body, content_type = response_body_of(record, f"{url} bytes {row['warc_offset']}+{row['warc_length']}")
+        return body, content_type, (f"release {asset['release_tag']}, asset {asset['asset_name']} ({url}), "
+                                    f"bytes {row['warc_offset']}-{row['warc_offset'] + row['warc_length'] - 1}")
     url = asset_url(releases_url, asset["release_tag"], asset["asset_name"])
     record = await asyncio.to_thread(read_range, url, row["warc_offset"], row["warc_length"])
     body, content_type = response_body_of(record, f"{url} bytes {row['warc_offset']}+{row['warc_length']}")

@@ -77,3 +77,14 @@ def test_a_record_read_by_range_is_a_response_record(tmp_path, farm):
     storage.publish("warc-2026-08-13", "x.warc.gz", warc.path.read_bytes())
     record = read_range(asset_url(storage.base_url, "warc-2026-08-13", "x.warc.gz"), pointer.offset, pointer.length)
     assert response_body_of(record, "x") == (body, "text/html; charset=utf-8")
+
+
+def test_a_token_goes_to_the_asset_address_and_never_to_the_storage_it_redirects_to(assets):
+    url = asset_url(assets.base_url, "warc-2026-08-13", "run-000001-043000-abcd.warc.gz")
+    token = {"Authorization": "Bearer ghp_secret", "Accept": "application/octet-stream"}
+    assert read_range(url, 20, 30, headers=token) == DATA[20:50]
+    download, storage = assets.download.seen[-1], assets.storage.seen[-1]
+    assert download.headers["Authorization"] == "Bearer ghp_secret"  # the API's own origin
+    assert storage.headers.get("Authorization") is None  # another port: the signed address is its own credential
+    assert storage.headers.get("Accept") != "application/octet-stream"  # nothing given for the API goes on
+    assert storage.headers["Range"] == "bytes=20-49"
