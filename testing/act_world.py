@@ -196,3 +196,47 @@ class World:
         self.github.close()
         self.trust.close()
         self.farm.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run workflows by hand in a fresh world: python -m testing.act_world collect.yml archive.yml pages.yml"""
+    import argparse
+    import tempfile
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m testing.act_world", description=(
+        "Run the project's workflow files under nektos/act, one after another, against a fresh loopback "
+        "GitHub, outlets, time-stamping authorities and Save Page Now (docs/actions.md)."))
+    parser.add_argument("workflows", nargs="+", help="workflow files of .github/workflows, in order")
+    parser.add_argument("--dir", help="folder for the world's state and act's logs (default: a new temporary one, kept)")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="a repository variable")
+    parser.add_argument("--unsigned", action="store_true", help="run without the signing secrets")
+    options = parser.parse_args(argv)
+    for name in options.workflows:
+        if not (act.WORKFLOWS / name).exists():
+            parser.error(f"no workflow {name} in {act.WORKFLOWS}")
+    root = Path(options.dir or tempfile.mkdtemp(prefix="act-world-"))
+    root.mkdir(parents=True, exist_ok=True)
+    print(f"world in {root} (act's logs: {root / 'act'})", flush=True)
+    world = World(root)
+    failed = 0
+    try:
+        variables = dict(v.split("=", 1) for v in options.var)
+        secrets = {"IA_ACCESS_KEY": "by-hand", "IA_SECRET_KEY": "by-hand",
+                   **({} if options.unsigned else world.signing)}
+        for name in options.workflows:
+            started = time.monotonic()
+            print(f"running {name} ...", flush=True)
+            done = world.run(name, variables=variables, secrets=secrets)
+            print(f"{name}: exit {done.returncode} in {time.monotonic() - started:.0f} s", flush=True)
+            for job in done.jobs:
+                bad = [step for _, step, outcome in job.steps if outcome not in ("success", "skipped")]
+                print(f"  {job.name}: {job.result or 'not run'}" + (f" (failed: {', '.join(bad)})" if bad else ""))
+            failed |= done.returncode != 0
+    finally:
+        world.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
