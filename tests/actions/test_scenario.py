@@ -85,10 +85,24 @@ def export_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.jsonl.bz2") if ".git" not in p.parts)
 
 
-def verified(folder: Path, db: Path | None = None) -> None:
-    args = ["export", "verify", "--out", str(folder), "--require-timestamps"]
+def verified(world: World, *folders: Path) -> None:
+    """`export verify` with the world's trust (its record key, its authorities), the folders oldest first;
+    then every file but each stream's newest holds tokens of both authorities (a job's last file, its own
+    time-stamping run's rows, is stamped by the stream's next job: collect.yml)."""
+    args = ["export", "verify", "--trust", str(world.code / "data" / "trust")]
+    for folder in folders:
+        args += ["--out", str(folder)]
     done = collector(*args)
     assert done.returncode == 0, done.stdout + done.stderr
+    streams: dict[Path, list[Path]] = {}
+    for folder in folders:
+        for path in export_files(folder):
+            inside = path.relative_to(folder).parts
+            streams.setdefault(folder / "/".join(inside[:2]) if inside[0] == "streams" else folder, []).append(path)
+    for files in streams.values():
+        for path in files[:-1]:
+            tokens = sorted(p.name.rsplit(".", 2)[-2] for p in path.parent.glob(path.name + ".*.tsr"))
+            assert tokens == ["tsa-one", "tsa-two"], (path, tokens)
 
 
 def rebuilt(folder: Path, db: Path) -> sqlite3.Connection:
@@ -123,7 +137,7 @@ def test_collect_with_two_shards_writes_a_signed_timestamped_chained_record(worl
     folder = clone(world, record, tmp_path / "record")
     files = export_files(folder)
     assert files and all(Path(str(f) + ".sig").exists() for f in files), files
-    verified(folder)
+    verified(world, folder)
     # Every WARC file the record names is a release asset with the SHA-256 the record gives it.
     db = rebuilt(folder, tmp_path / "full.db")
     named = {row["asset_name"]: row["sha256"] for row in db.execute("SELECT asset_name, sha256 FROM warc_files")}
@@ -158,7 +172,7 @@ def test_archive_submits_the_captures_and_records_each_answer(world, tmp_path):
     assert len(world.spn.submissions) > submitted
     folder = clone(world, world.periods["current"], tmp_path / "record")
     assert export_files(folder / "streams" / "archive"), "the archive job exported nothing"
-    verified(folder)
+    verified(world, folder)
     db = rebuilt(folder, tmp_path / "full.db")
     assert db.execute("SELECT COUNT(*) FROM archive_submissions WHERE kind = 'submit'").fetchone()[0] \
         == len({s.url for s in world.spn.submissions})
@@ -210,7 +224,7 @@ def test_without_the_signing_secrets_collect_passes_and_says_what_stays_unsigned
     ok(run(world, "collect.yml", "collect (signs the rest)", secrets=world.signed))
     folder = clone(world, world.periods["current"], tmp_path / "again")
     assert all(Path(str(f) + ".sig").exists() for f in export_files(folder))
-    verified(folder)
+    verified(world, folder)
 
 
 @pytest.mark.parametrize("workflow", ["collect.yml", "archive.yml", "pages.yml"])
@@ -257,8 +271,7 @@ def test_rollover_then_the_first_collection_of_the_new_period_continues_the_chai
     old = clone(world, world.periods["current"], tmp_path / "old")
     new = clone(world, following["current"], tmp_path / "new")
     assert json.loads((new / "CONTINUES.json").read_text())["repository"] == world.periods["current"]
-    done = collector("export", "verify", "--out", str(old), "--out", str(new))
-    assert done.returncode == 0, done.stdout + done.stderr
+    verified(world, old, new)
 
 
 # -- a second vantage -----------------------------------------------------------------------------------
