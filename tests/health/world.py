@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from collector.cli.main import cli
-from collector.clock import Clock, iso
+from collector.clock import iso
 from collector.collect.context import RunContext
 from collector.collect.pipeline import active_outlets, run_collection
 from collector.evidence.timestamps import load_authorities, stamp_missing
@@ -36,6 +35,7 @@ from testing import replica
 from testing.fake_spn import FakeSPN
 from testing.farm import Farm, Handler, Host, Reply
 from testing.trust import Trust, make_trust
+from tests.wayback.runs import VirtualClock
 
 START = datetime(2026, 9, 1, 0, 2, tzinfo=timezone.utc)
 EVERY = timedelta(minutes=15)  # collect.yml's schedule
@@ -46,24 +46,6 @@ FAST = {"interval": 0.01, "backoff": (0.01, 0.02), "connect_timeout": 2.0, "read
         "total_timeout": 3.0}
 KEYS = spn.Keys("test-access", "test-secret")
 CHALLENGE_PAGE = (Path(replica.DATA) / "cloudflare" / "challenge-khaborerkagoj.html").read_bytes()
-
-
-class VirtualClock(Clock):
-    """A clock whose sleeps pass at once (the fetcher's pacing, the archive's waits)."""
-
-    def __init__(self, start: datetime):
-        super().__init__(start)
-        self.skipped = 0.0
-
-    def now(self) -> datetime:
-        return super().now() + timedelta(seconds=self.skipped)
-
-    def monotonic(self) -> float:
-        return time.monotonic() + self.skipped
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self.skipped += seconds
 
 
 @dataclass
