@@ -88,7 +88,8 @@ MODELLED = {
     "uses actions/upload-pages-artifact": "the site's size, for the job's disk",
 }
 # Steps that write nothing the simulation keeps but that it runs as written, for their outputs or their cost.
-# (require_private.sh is not among them: publish_warc.sh, package_wacz.sh and commit_record.sh call it before they write.)
+# (require_private.sh is not among them: publish_warc.sh, package_wacz.sh and commit_record.sh call it
+# before they write.)
 READ_AND_RUN = {"date", "python3 .github/scripts/collect_matrix.py",
                 "python -m collector audit", "python -m collector build-site", "bash .github/scripts/check_site.sh"}
 
@@ -223,7 +224,7 @@ class Runner:
                   "event": {"repository": {"visibility": "private"}, "workflow_run": {"conclusion": "success"}}}
         done: dict[str, dict] = {}
         for name, spec in workflow.jobs(KINDS[kind]).items():
-            needs = {n: done.get(n, {"result": "skipped", "outputs": {}}) for n in workflow._needs(spec)}
+            needs = {n: done.get(n, {"result": "skipped", "outputs": {}}) for n in workflow.needs_of(spec)}
             context = {"github": github, "vars": {}, "secrets": self.secrets, "needs": needs}
             if any(n["result"] != "success" for n in needs.values()) or not workflow.truthy(spec.get("if"), context):
                 done[name] = {"result": "skipped", "outputs": {}}

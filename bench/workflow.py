@@ -12,7 +12,8 @@ literals, `==`, `!=`, `&&`, `||`, `!`, property dereference, `fromJSON`,
 A step's command is what a reader of the workflow would name: `uses ACTION` for
 an action (its ref left out), else the commands its `run:` script calls, in
 order: `python -m collector SUB [SUBSUB]`, `bash .github/scripts/NAME.sh`,
-`python3 .github/scripts/NAME.py` (with its verb for record_repository.sh and prune_cache.py), `python -c <its PRAGMA>`, `date`. A
+`python3 .github/scripts/NAME.py` (with its verb for record_repository.sh and prune_cache.py),
+`python -c <its PRAGMA>`, `date`. A
 script none of whose commands is one of these (git config, echo) is `shell`.
 """
 
@@ -131,14 +132,14 @@ def jobs(workflow: str) -> dict[str, dict]:
     raw = yaml.safe_load((WORKFLOWS / workflow).read_text(encoding="utf-8"))["jobs"]
     ordered: dict[str, dict] = {}
     while len(ordered) < len(raw):
-        ready = [n for n, j in raw.items() if n not in ordered and set(_needs(j)) <= set(ordered)]
+        ready = [n for n, j in raw.items() if n not in ordered and set(needs_of(j)) <= set(ordered)]
         if not ready:
             raise Unknown(f"{workflow}: a cycle in its jobs' needs")
         ordered[ready[0]] = raw[ready[0]]
     return ordered
 
 
-def _needs(job: dict) -> list[str]:
+def needs_of(job: dict) -> list[str]:
     needs = job.get("needs", [])
     return [needs] if isinstance(needs, str) else list(needs)
 

@@ -260,7 +260,8 @@ def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: 
     # The steps each kind of job ran (bench/runner.py takes them from the workflow files): every distinct sequence.
     ran = {kind: [list(map(list, seq)) for seq in dict.fromkeys(tuple(j.ran) for j in jobs if j.kind == kind
                                                                 and not j.failed)] for kind in kinds}
-    return {"failed_jobs": failed, "steps_run": ran, "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
+    return {"failed_jobs": failed, "steps_run": ran,
+            "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
                           "outlets": args.outlets, "per_day": args.per_day, "pages_every": args.pages_every,
                           "target_outlets": args.target_outlets, "target_per_day": args.target_per_day,
                           "seconds": round(seconds)},

@@ -103,7 +103,8 @@ def test_a_steps_commands_are_named_from_its_script():
     assert workflow.command({"uses": "actions/cache/save@5a3ec84e"}) == "uses actions/cache/save"
     assert workflow.command({"run": 'python3 .github/scripts/prune_cache.py prune "$P"'}) == \
         "python3 .github/scripts/prune_cache.py prune"
-    assert workflow.command({"run": 'bash .github/scripts/push_site.sh site "x"'}) == "bash .github/scripts/push_site.sh"
+    assert workflow.command({"run": 'bash .github/scripts/push_site.sh site "x"'}) == \
+        "bash .github/scripts/push_site.sh"
     assert workflow.command({"run": 'if [ -z "$K" ]; then exit 0; fi\n# python -m collector run\n'
                                     'python -m collector export sign --key "$k" | tee -a "$S"'}) == \
         "python -m collector export sign"

@@ -14,7 +14,7 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
     out = tmp_path / "year.json"
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "year.py"), "--hours", "26", "--outlets", "3", "--per-day", "24",
-         "--pages-every", "2", "--eventful", "3", "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+         "--pages-every", "4", "--eventful", "3", "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     year = json.loads(out.read_text())
     sys.path.insert(0, str(ROOT / "bench"))
@@ -22,7 +22,7 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
 
     runs = {kind: 26 // every * len(minutes) for kind, (minutes, every) in
             (("collect", cron("collect.yml")), ("archive", cron("archive.yml")))}  # as the workflows schedule them
-    assert {k: v["jobs"] for k, v in year["jobs"].items()} == {**runs, "pages": -(-runs["collect"] // 2)}
+    assert {k: v["jobs"] for k, v in year["jobs"].items()} == {**runs, "pages": -(-runs["collect"] // 4)}
     assert year["failed_jobs"] == []
     # Every job ran its workflow's steps that write the database, the record or the cache, in their order: the
     # runner reads them from the workflow files (bench/workflow.py), and skips none (but the rollover from the
