@@ -205,6 +205,7 @@ class Runner:
         self.env = dict(os.environ, PYTHON=str(python), GITHUB_REF_NAME="main", GH_API=store_api,
                         GH_TOKEN="sim-token", PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}",
                         GITHUB_REPOSITORY=self.repository, GITHUB_API_URL=self.api_url, RUNNER_NAME="sim",
+                        GITHUB_SERVER_URL=self.api_url,  # as Actions always sets both: the loopback store's
                         PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.db = self.checkout / "data" / "takedownwatch.db"
         self._runs = 0
@@ -218,6 +219,7 @@ class Runner:
         began = time.monotonic()
         self._now = lambda: scheduled + timedelta(seconds=time.monotonic() - began)  # noqa: E731
         github = {"token": "sim-token", "repository": self.repository, "api_url": self.api_url,
+                  "server_url": self.api_url,
                   "repository_owner": self.repository.split("/")[0], "run_id": str(self._runs), "run_attempt": "1",
                   "ref": "refs/heads/main", "ref_name": "main",
                   "event_name": "workflow_run" if kind == "pages" else "schedule",

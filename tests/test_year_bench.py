@@ -98,6 +98,8 @@ def test_the_years_gh_downloads_a_releases_assets_matching_a_pattern_without_sen
         assert {p.name: p.read_bytes() for p in (tmp_path / "d").iterdir()} == {"a.warc.gz": b"first",
                                                                                 "b.warc.gz": b"second"}
         assert _gh(store, "release", "download", "warc-2026-09-02", "--dir", str(tmp_path)).returncode == 1
+        none = _gh(store, "release", "download", "warc-2026-09-01", "--pattern", "*.zip", "--dir", str(tmp_path))
+        assert (none.returncode, none.stderr) == (1, "no assets match the file pattern\n")  # as gh says it
         assert _gh(store, "release", "download", "warc-2026-09-01", "--dir", str(tmp_path / "e"),
                    token="other").returncode == 1
 
