@@ -119,8 +119,11 @@ class ActionsCache:
             self.misses.append((prefix, wanted, found.key if found else None))
         return found.key if found else None
 
-    def save(self, prefix: str, size: int, now: datetime, restored: str | None) -> str:
-        """Save a new entry of `prefix`, evict beyond the budget, then prune; return its key."""
+    def save(self, prefix: str, size: int, now: datetime, restored: str | None, prune: bool | None = None) -> str:
+        """Save a new entry of `prefix`, evict beyond the budget, then prune (unless `prune` is False); return its key.
+
+        bench/runner.py saves with prune=False and prunes in the workflow's own prune step (`prune`).
+        """
         self._ids += 1
         key = f"{prefix}{self._ids}-1"
         self.entries[key] = Entry(self._ids, key, size, now, now)
@@ -130,11 +133,15 @@ class ActionsCache:
             del self.entries[oldest.key]
             self.evicted += 1
         self.peak = max(self.peak, self.used())
-        if self.pruning:
-            listed = [e.json() for e in self.entries.values()]
-            for gone in PRUNE.superseded(listed, prefix, key, restored or "", now):
-                del self.entries[gone["key"]]
+        if self.pruning if prune is None else prune:
+            self.prune(prefix, key, restored, now)
         return key
+
+    def prune(self, prefix: str, saved: str, restored: str | None, now: datetime) -> None:
+        """Delete the entries the save of `saved` supersedes, by the workflows' own rule (prune_cache.py)."""
+        listed = [e.json() for e in self.entries.values()]
+        for gone in PRUNE.superseded(listed, prefix, saved, restored or "", now):
+            del self.entries[gone["key"]]
 
 
 def simulate(days: float, from_day: float, prune: bool, budget: int = BUDGET_BYTES,

@@ -43,6 +43,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import forkserver
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from runner import SPN_KEYS, TIMEOUT_MINUTES, Runner
 from yearjudge import judge
 
@@ -52,6 +54,7 @@ from testing.fake_spn import FakeSPN
 from testing.farm import Farm
 from testing.newsroom import Newsroom, Odds
 from testing.release_store import FakeReleaseStore
+from testing.trust import make_trust
 from testing.upgrade import upgrade
 
 START = datetime(2026, 9, 1, tzinfo=timezone.utc)
@@ -155,8 +158,10 @@ def main() -> None:
         spn = FakeSPN(farm, polls=1, expect_auth=f"LOW {SPN_KEYS['IA_ACCESS_KEY']}:{SPN_KEYS['IA_SECRET_KEY']}")
         releases = FakeReleaseStore(farm, token="sim-token", folder=work / "releases")
         hosts = {o.id: o.host for o in room.outlets}
+        trust, secrets = signing(work / "trust", farm)
         runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
-                        args.interval, python, prune=not args.no_prune, cache_from_day=args.cache_from_day)
+                        args.interval, python, prune=not args.no_prune, cache_from_day=args.cache_from_day,
+                        trust=trust.folder, secrets=secrets)
         upgrade_at = START + timedelta(hours=hours * args.upgrade_at)
         print(f"simulating {hours / 24:g} days: {args.outlets} outlets x {args.per_day} articles a day, "
               f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
@@ -184,6 +189,7 @@ def main() -> None:
         assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
         if undo:
             undo()
+        trust.close()
     os.kill(server, signal.SIGTERM)
     figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
     cache = runner.actions_cache
@@ -197,6 +203,21 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def signing(folder: Path, farm: Farm):
+    """Return (the trust folder, the signing secrets): the record's key, a WACZ key, two loopback authorities.
+
+    The secrets are the workflows' (RECORD_SIGNING_KEY, WACZ_SIGNING_KEY), so every export file is
+    signed and timestamped and every day's WACZ signed, as with the repository set up (docs/operating.md).
+    """
+    trust = make_trust(folder, farm)
+    wacz = ec.generate_private_key(ec.SECP384R1())
+    (folder / "wacz-signers.pem").write_bytes(wacz.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    pem = wacz.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+    return trust, {"RECORD_SIGNING_KEY": trust.key.read_text(), "WACZ_SIGNING_KEY": pem}
 
 
 def interim(runner, room, jobs, outage, args, day: int) -> None:
@@ -227,14 +248,20 @@ def summarise(jobs, args, verdict: dict, repository: int, assets: int, seconds: 
         kinds[kind] = {"jobs": len(mine), "wall_median": statistics.median(walls), "wall_max": walls[-1],
                        "rows_added_median": statistics.median(j.rows_added for j in mine),
                        "rows_added_max": max(j.rows_added for j in mine),
-                       "peak_disk_max": max(j.peak_disk for j in mine), "db_bytes_last": mine[-1].db_bytes}
+                       "peak_disk_max": max(j.peak_disk for j in mine), "db_bytes_last": mine[-1].db_bytes,
+                       "step_seconds": {label: round(sum(j.steps.get(label, 0.0) for j in mine), 2)
+                                        for label in dict.fromkeys(k for j in mine for k in j.steps)}}
     for kind in kinds:
         worst = max((j for j in jobs if j.kind == kind), key=lambda j: projected(j, args.interval, scale, load))
         kinds[kind]["projected_max"] = round(projected(worst, args.interval, scale, load))
         kinds[kind]["timeout_seconds"] = TIMEOUT_MINUTES[kind] * 60
     slowest = max((j for j in jobs if j.kind == "collect"), key=lambda j: projected(j, args.interval, scale, load))
     failed = [{"kind": j.kind, "scheduled": j.scheduled.isoformat(), "why": j.failed[:500]} for j in jobs if j.failed]
-    return {"failed_jobs": failed, "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
+    # The steps each kind of job ran (bench/runner.py takes them from the workflow files): every distinct sequence.
+    ran = {kind: [list(map(list, seq)) for seq in dict.fromkeys(tuple(j.ran) for j in jobs if j.kind == kind
+                                                                and not j.failed)] for kind in kinds}
+    return {"failed_jobs": failed, "steps_run": ran,
+            "simulated": {"days": round((jobs[-1].scheduled - START).total_seconds() / 86400, 2),
                           "outlets": args.outlets, "per_day": args.per_day, "pages_every": args.pages_every,
                           "target_outlets": args.target_outlets, "target_per_day": args.target_per_day,
                           "seconds": round(seconds)},

@@ -10,6 +10,13 @@
 #   gh release view TAG --json assets --jq '.assets[].name'  the assets' names, one a line
 #   gh release create TAG [--title T] [--notes N]            POST {repo}/releases
 #   gh release upload TAG FILE                               POST the file to the release's upload_url
+#   gh release download TAG [--pattern GLOB] [--dir DIR]     each asset whose name matches GLOB (default
+#                                                            every one) into DIR (default .), through its
+#                                                            API `url` with Accept: application/octet-stream,
+#                                                            then the address it redirects to, without the
+#                                                            token (gh_release_download: -p/--pattern, -D/--dir);
+#                                                            none matching is gh's `no assets match the file
+#                                                            pattern`, exit 1
 #   gh api repos/OWNER/REPO [--jq .FIELD]                    GET the repository: the field (a string
 #                                                            unquoted, as jq -r prints it), or the JSON;
 #                                                            a 404 is `gh: Not Found (HTTP 404)` on
@@ -62,5 +69,37 @@ case "$verb" in
     upload=$(grep -o '"upload_url": "[^"{]*' <<<"$body" | sed 's/^"upload_url": "//')
     curl -sf "${auth[@]}" -X POST -H "Content-Type: application/octet-stream" --data-binary "@$file" \
       "$upload?name=$(basename "$file")" >/dev/null ;;
+  download)
+    pattern='*' dir=.
+    while (($#)); do
+      case "$1" in
+        -p|--pattern) pattern=${2:?}; shift 2 ;;
+        -D|--dir) dir=${2:?}; shift 2 ;;
+        *) echo "fake gh: unsupported option release download $1" >&2; exit 1 ;;
+      esac
+    done
+    body=$(release) || { echo "release not found" >&2; exit 1; }
+    assets=${body#*\"assets\": }
+    mapfile -t names < <(grep -o '"name": "[^"]*"' <<<"$assets" | sed 's/^"name": "//; s/"$//')
+    mapfile -t urls < <(grep -o '"url": "[^"]*"' <<<"$assets" | sed 's/^"url": "//; s/"$//')
+    mkdir -p "$dir"
+    selected=()
+    for i in "${!names[@]}"; do
+      # shellcheck disable=SC2053  # a glob, as gh's --pattern
+      [[ "${names[$i]}" == $pattern ]] && selected+=("$i")
+    done
+    ((${#selected[@]})) || { echo "no assets match the file pattern" >&2; exit 1; }  # as gh says it
+    # One curl for every asset's API address (each answers 302), one for the addresses they redirect to.
+    api=() get=()
+    for i in "${selected[@]}"; do api+=(-o /dev/null "${urls[$i]}"); done
+    located=$(curl -sf --fail-early -w '%{redirect_url}\n' -H "Authorization: Bearer ${GH_TOKEN:-}" \
+      -H "Accept: application/octet-stream" "${api[@]}") || { echo "could not download from $tag" >&2; exit 1; }
+    mapfile -t locations <<<"$located"
+    for k in "${!selected[@]}"; do
+      [[ -n "${locations[$k]:-}" ]] || { echo "could not download ${names[${selected[$k]}]}" >&2; exit 1; }
+      get+=(-o "$dir/${names[${selected[$k]}]}" "${locations[$k]}")
+    done
+    curl -sf --fail-early "${get[@]}" || { echo "could not download from $tag" >&2; exit 1; }
+    ;;
   *) echo "fake gh: unsupported command release $verb" >&2; exit 1 ;;
 esac

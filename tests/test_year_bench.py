@@ -14,7 +14,7 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
     out = tmp_path / "year.json"
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "year.py"), "--hours", "26", "--outlets", "3", "--per-day", "24",
-         "--pages-every", "2", "--eventful", "3", "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+         "--pages-every", "4", "--eventful", "3", "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     year = json.loads(out.read_text())
     sys.path.insert(0, str(ROOT / "bench"))
@@ -22,8 +22,20 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
 
     runs = {kind: 26 // every * len(minutes) for kind, (minutes, every) in
             (("collect", cron("collect.yml")), ("archive", cron("archive.yml")))}  # as the workflows schedule them
-    assert {k: v["jobs"] for k, v in year["jobs"].items()} == {**runs, "pages": -(-runs["collect"] // 2)}
+    assert {k: v["jobs"] for k, v in year["jobs"].items()} == {**runs, "pages": -(-runs["collect"] // 4)}
     assert year["failed_jobs"] == []
+    # Every job ran its workflow's steps that write the database, the record or the cache, in their order: the
+    # runner reads them from the workflow files (bench/workflow.py), and skips none (but the rollover from the
+    # period before, run only at a period's boundary, which 26 hours do not cross).
+    from runner import KINDS
+    from workflow import command_writes, writing_steps
+
+    for kind, name in KINDS.items():
+        expected = [[step, command] for _, step, command in writing_steps(name)
+                    if command != "bash .github/scripts/record_repository.sh seed"]
+        ran = [[[step, command] for step, command in sequence if any(map(command_writes, command.split(" ; ")))]
+               for sequence in year["steps_run"][kind]]
+        assert ran == [expected], (kind, ran, expected)
     # GitHub's cache, modelled: with the prune after every save, no job restored less than its last save.
     cache = year["actions_cache"]
     assert cache["prune"] and cache["misses"] == 0 and 0 < cache["peak_bytes"] <= cache["budget_bytes"]
@@ -68,6 +80,28 @@ def test_the_years_gh_answers_the_private_repository_check_as_gh_api_does(tmp_pa
             env = {"GH_API": store.base, "GH_TOKEN": "sim-token", "PATH": f"{gh.parent}:/usr/bin:/bin"}
             done = subprocess.run(["bash", str(script), name], capture_output=True, text=True, env=env, timeout=30)
             assert done.returncode == code, done.stdout + done.stderr
+
+
+def test_the_years_gh_downloads_a_releases_assets_matching_a_pattern_without_sending_the_token_on(tmp_path):
+    """package_wacz.sh's `gh release download TAG --pattern '*.warc.gz' --dir D`: the asset's API address, then the
+    address it redirects to, which refuses a request still carrying the token (testing/release_store.py)."""
+    from testing.farm import Farm
+    from testing.release_store import FakeReleaseStore
+
+    with Farm() as farm:
+        store = FakeReleaseStore(farm, token="sim-token")
+        store.add("warc-2026-09-01", "a.warc.gz", b"first")
+        store.add("warc-2026-09-01", "b.warc.gz", b"second")
+        store.add("warc-2026-09-01", "2026-09-01.wacz", b"package")
+        done = _gh(store, "release", "download", "warc-2026-09-01", "--pattern", "*.warc.gz", "--dir", str(tmp_path / "d"))
+        assert done.returncode == 0, done.stderr
+        assert {p.name: p.read_bytes() for p in (tmp_path / "d").iterdir()} == {"a.warc.gz": b"first",
+                                                                                "b.warc.gz": b"second"}
+        assert _gh(store, "release", "download", "warc-2026-09-02", "--dir", str(tmp_path)).returncode == 1
+        none = _gh(store, "release", "download", "warc-2026-09-01", "--pattern", "*.zip", "--dir", str(tmp_path))
+        assert (none.returncode, none.stderr) == (1, "no assets match the file pattern\n")  # as gh says it
+        assert _gh(store, "release", "download", "warc-2026-09-01", "--dir", str(tmp_path / "e"),
+                   token="other").returncode == 1
 
 
 def test_the_judge_counts_a_capture_answered_404_while_the_page_was_away_apart_and_a_false_404_as_lost():
