@@ -186,10 +186,20 @@ def test_pages_deploys_a_site_built_from_the_published_figures_alone(world):
     assert deployments
     site = Path(deployments[-1]["site"])
     assert (site / "index.html").exists() and (site / "stats.json").exists()
-    # Nothing about a single outlet: not its name, its address, nor any article's.
-    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in site.rglob("*") if p.is_file())
-    for outlet, host in world.hosts.items():
-        assert outlet not in text and host.netloc not in text
+    # Figures by group only; no outlet's or article's address anywhere; an outlet's name only in the
+    # list of outlets monitored (the outlets page, stats.json's site.outlets).
+    stats = json.loads((site / "stats.json").read_text(encoding="utf-8"))
+    assert set(stats["figures"]) <= {group["id"] for group in stats["groups"]}
+    listed = {o["name"] for g in stats["site"]["outlets"] for o in g["outlets"]}
+    for path in (p for p in site.rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for outlet, host in world.hosts.items():
+            assert host.netloc not in text, path
+            if path.name not in ("outlets.html", "stats.json"):
+                assert outlet not in text, path
+    assert listed == {f"Replica {outlet}" for outlet in world.hosts}
+    figures = json.dumps(stats["figures"])
+    assert not any(outlet in figures for outlet in world.hosts)
     build = next(j for j in done.jobs if j.job_id == "build")
     assert build.ran("Build the site from the published figures alone")
 
