@@ -64,3 +64,31 @@ def test_the_operations_page_gives_the_health_reports_figures(world):
     assert archive["queue_days"] == values(report, "archive-queue")[None]
     assert archive["oldest_hours"] == values(report, "archive-oldest")[None] > 0
     assert archive["cap_share_today"] == values(report, "archive-cap")[None]
+
+
+def test_the_health_page_shows_every_finding_of_the_report(world):
+    """/DB/-/health runs the checks themselves: every finding of `collector health --json` is on it."""
+    from markupsafe import escape
+
+    world.loop.fault("alpha", "/news_sitemap.xml", Reply(404))
+    try:
+        world.advance(1.5)
+    finally:
+        world.loop.healthy("alpha")
+    report = world.health()
+    now = report["now"]
+
+    async def fetch():
+        datasette = Datasette([str(world.db)], metadata=METADATA, plugins_dir=str(ROOT / "datasette" / "plugins"))
+        await datasette.invoke_startup()
+        return await datasette.client.get(f"/{world.db.stem}/-/health?now={now}")
+
+    answer = asyncio.run(fetch())
+    assert answer.status_code == 200, answer.text
+    page = answer.text
+    assert f"at {now}: {report['state']}" in page
+    for finding in report["findings"]:
+        row = (f'<tr class="health-{finding["state"]}"><td>{finding["state"]}</td>'
+               f"<td>{escape(finding['subject'] or '')}</td>")
+        assert row in page and str(escape(finding["detail"])) in page, finding
+    assert 'href="docs/health.md#outlet-silent"' in page
