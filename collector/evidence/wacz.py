@@ -2,11 +2,12 @@
 
 A package is made from the day's WARC files as published (one per run), with
 a pages list of every successful HTML response, titled by its headline and
-timed by its record, so ReplayWeb.page opens it at its articles. The WACZ signing specification signs datapackage-digest.json
-through an authsign server holding a domain certificate; py-wacz 0.6 signs
-only that way, so a package is signed here as export files are, with an SSH
-signature beside it (`<day>.wacz.sig`, namespace takedownwatch-wacz), and
-its SHA-256 printed for the record.
+timed by its record, so ReplayWeb.page opens it at its articles. The WACZ
+signing specification signs datapackage-digest.json through an authsign
+server holding a domain certificate; py-wacz 0.6 signs only that way, so a
+package is signed here as export files are, with an SSH signature beside it
+(`<day>.wacz.sig`, namespace takedownwatch-wacz), and its SHA-256 printed for
+the record.
 """
 
 from __future__ import annotations
