@@ -47,9 +47,10 @@ def pages(warcs: list[Path]) -> list[dict]:
     snapshot holds it), else its address; `ts` is the record's WARC-Date,
     which py-wacz matches against the record (to the second) and which a
     replay link asks for (collector/evidence/replay.py); `id` is the
-    record's own WARC-Record-ID.
+    record's own WARC-Record-ID. A revisit that served the same bytes (same
+    payload digest, type and coding) is not parsed again.
     """
-    found = []
+    found, titles = [], {}
     for path in warcs:
         with open(path, "rb") as handle:
             for record in ArchiveIterator(handle):
@@ -57,16 +58,23 @@ def pages(warcs: list[Path]) -> list[dict]:
                 if record.rec_type != "response" or http is None:
                     continue
                 if http.get_statuscode().startswith("2") and "html" in (http.get_header("Content-Type") or ""):
-                    found.append(_page(record, f"{path.name}:{record.rec_headers.get_header('WARC-Record-ID')}"))
+                    found.append(_page(record, f"{path.name}:{record.rec_headers.get_header('WARC-Record-ID')}",
+                                       titles))
     return found
 
 
-def _page(record, where: str) -> dict:
+def _page(record, where: str, titles: dict) -> dict:
     url = record.rec_headers.get_header("WARC-Target-URI")
-    try:
-        title = page_headline(*record_body(record, where))
-    except TakedownWatchError:  # a body that cannot be read back is still a page, by its address
-        title = None
+    http = record.http_headers
+    same = (record.rec_headers.get_header("WARC-Payload-Digest"), http.get_header("Content-Type"),
+            http.get_header("Content-Encoding"))
+    if same[0] is None or same not in titles:
+        try:
+            title = page_headline(*record_body(record, where))
+        except TakedownWatchError:  # a body that cannot be read back is still a page, by its address
+            title = None
+        titles[same] = title
+    title = titles[same]
     return {"id": record.rec_headers.get_header("WARC-Record-ID").strip("<>").removeprefix("urn:uuid:"),
             "url": url, "ts": record.rec_headers.get_header("WARC-Date"), "title": title or url}
 
