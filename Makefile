@@ -79,15 +79,18 @@ demo: install
 	$(PY) -m demo
 
 ## Browse any copy of the record with Datasette: make browse DB=PATH [PORT=N] [WARC_DIR=...] [WARC_RELEASES_URL=...]
+##     [WACZ_URL=...] (where the browser fetches DAY.wacz: each page as captured then links to its replay)
 ## The plugins in datasette/plugins give it its metadata whatever the file is called, search that finds
 ## Bangla however typed, the page as captured (WARC from WARC_DIR, else the release asset) and diffs.
 DB ?= data/takedownwatch.db
 PORT ?= 8001
 WARC_DIR ?=
 WARC_RELEASES_URL ?=
+WACZ_URL ?=
 browse: install
 	test -f "$(DB)" || $(PY) -m collector export rebuild --out data/record --db "$(DB)"
 	TAKEDOWNWATCH_WARC_DIR="$(WARC_DIR)" TAKEDOWNWATCH_WARC_RELEASES_URL="$(WARC_RELEASES_URL)" \
+	TAKEDOWNWATCH_WACZ_URL="$(WACZ_URL)" \
 	$(VENV)/bin/datasette serve "$(DB)" --host 127.0.0.1 --port $(PORT) \
 	    --metadata datasette/metadata.yml --plugins-dir datasette/plugins
 

@@ -375,6 +375,20 @@ class Runner:
         rebuild(self.checkout / "data" / "record", db)
         return db
 
+    def merged_database(self) -> Path:
+        """Return a database following every stream of the pushed record, never levelled (the archive's answers too).
+
+        The full database above is the collection's stream alone; the archive
+        job writes its answers to a stream of its own (streams/archive).
+        """
+        self._fresh_checkout()
+        db = self.work / "merged.db"
+        shutil.rmtree(Path(f"{db}.streams"), ignore_errors=True)
+        for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            path.unlink(missing_ok=True)
+        self._script("follow_database.sh", "data/record", str(db), LEVEL_EVERY_HOURS="0")
+        return db
+
     def _fresh_checkout(self) -> None:
         _git(self.checkout, "fetch", "-q", "origin", "main")
         _git(self.checkout, "reset", "-q", "--hard", "origin/main")

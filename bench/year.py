@@ -19,7 +19,10 @@ fingerprint, and headlines read without the site's name on some outlets).
 Printed: per job (wall time and its parts, peak disk, database, rows added),
 the slowest job and what it would take at the real 2 s interval, and for the
 year: events by kind, false events, real changes missed, articles lost (to the
-outage), repository and release sizes. `--json` writes them all.
+outage), repository and release sizes, and the archive's figures
+(bench/yeararchive.py): the queue of captures waiting for a confirmed copy at
+the start of every archive run, and the share of captures with a confirmed
+copy within 1 hour and within 24 hours. `--json` writes them all.
 
 Outlets are independent hosts served concurrently, so a job's network time
 depends on the busiest outlet, not on their number; its CPU time grows with
@@ -46,6 +49,8 @@ import forkserver
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from runner import SPN_KEYS, TIMEOUT_MINUTES, Runner
+from yeararchive import archive_figures
+from yeararchive import report as report_archive
 from yearjudge import judge
 
 from collector import settings
@@ -184,7 +189,9 @@ def main() -> None:
                     print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
                           f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
                           f"this process {_rss() / 2**20:.0f} MiB", flush=True)
-        verdict = judge(runner.full_database(), room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+        full = runner.full_database()
+        verdict = judge(full, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+        copies = archive_figures(runner.merged_database(), [j.scheduled for j in jobs if j.kind == "archive"], jobs[-1].scheduled)
         repository = runner.repository_bytes()
         assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
         if undo:
@@ -192,6 +199,7 @@ def main() -> None:
         trust.close()
     os.kill(server, signal.SIGTERM)
     figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
+    figures["archive"] = copies
     cache = runner.actions_cache
     figures["actions_cache"] = {"prune": cache.pruning, "peak_bytes": cache.peak, "budget_bytes": cache.budget,
                                 "restores": cache.restores, "misses": len(cache.misses), "evicted": cache.evicted}
@@ -199,6 +207,7 @@ def main() -> None:
           f"40 outlets from day {args.cache_from_day:g}): peak {cache.peak / 1e9:.2f} GB of {cache.budget / 1e9:.0f} GB; "
           f"{len(cache.misses)} of {cache.restores} restores missed the entry last saved", flush=True)
     report(figures)
+    report_archive(copies)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
     if not args.keep:
@@ -302,7 +311,7 @@ def archive_capacity(jobs, scale: float, load: float) -> dict:
 
     A run submits until SPN_JOB_SECONDS before its bound, at SPN_CAPTURES_PER_MINUTE_KEYS; a day
     at most SPN_DAILY_CAP_KEYS. More captures than that and the queue of pages waiting for a copy
-    grows every run (oldest first: every copy later), whatever the job's time says.
+    grows every run (the newest are taken first, so the oldest wait ever longer), whatever the job's time says.
     """
     mine = [j for j in jobs if j.kind == "archive"]
     reserve = min(settings.SPN_JOB_SECONDS, settings.SPN_RUN_SECONDS / 2)

@@ -331,6 +331,11 @@ RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the
 TRUST_DIR = "data/trust"  # allowed_signers, timestamping.toml, TSA roots
 RECORD_SIGNER = "takedownwatch-record"  # the principal in allowed_signers
 RECORD_SIGNING_NAMESPACE = "takedownwatch-record"  # ssh-keygen -n: a record signature is nothing else
+# ReplayWeb.page, Webrecorder's replay of WACZ packages in the browser, which verifies their signature
+# (docs/evidence.md); a snapshot's replay link opens it with the package as `source` and the capture as
+# `#view=replay&url=...&ts=...` (collector/evidence/replay.py; replayweb.page's embedding documentation).
+# Its public instance: the package is read in the reader's browser, never uploaded.
+REPLAY_APP_URL = "https://replayweb.page/"
 # RFC 3161: each new export file's SHA-256 goes to every configured authority;
 # two independent ones must vouch for it, so one authority's failure or
 # dishonesty cannot make the record's time.

@@ -74,8 +74,11 @@ def archive(db, warc_dir, outlets, now, vantage, base_url, min_interval, per_min
             poll_seconds, max_wait, deadline, lock_wait):
     """Submit captured pages to the Internet Archive's Save Page Now and confirm their copies.
 
-    Pages are taken oldest capture first, skipping those with a confirmed copy,
-    a job in flight or a permanent refusal. A copy is confirmed only by a
+    Pages are taken newest capture first (the Archive copies the page as the
+    outlet serves it when it fetches it: the sooner after the capture, the
+    likelier the copy shows what was captured; a backlog drains behind the new
+    captures), skipping those with a confirmed copy, a job in flight or a
+    permanent refusal. A copy is confirmed only by a
     'success' status with a timestamp. Keys come from IA_ACCESS_KEY and
     IA_SECRET_KEY. The service now refuses submissions without keys (HTTP
     401): a run without them stops at the first refusal and says so.

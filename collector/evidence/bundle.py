@@ -4,7 +4,8 @@ The folder (and a zip of it) holds the article's rows (articles, addresses,
 snapshots, checks, events, differences by vantage, Internet Archive
 submissions and their copy addresses), every ledger row of every request about it, the WARC records of
 those exchanges cut from the local WARC files (or read from the release
-asset the record names for the file, each download a ledger row), the export files whose lines
+asset the record names for the file, each download a ledger row), where each snapshot replays in
+its day's WACZ (at its record's WARC-Date: rows.json "replay"), the export files whose lines
 hold those rows with their signatures and tokens, the chain of every later
 file's hashes to the newest signed, timestamped head, the trust material
 (allowed signers, the authorities' roots), VERIFY.md in English and Bangla,
@@ -36,8 +37,10 @@ from pathlib import Path
 
 from collector.errors import BadArgument
 from collector.evidence import sshsig
+from collector.evidence.replay import ReplayError, replay_of
 from collector.evidence.timestamps import token_path, tokens_beside
 from collector.evidence.bundle_streams import add_folded, as_written, check_database, label, record_streams
+from collector.net.warcread import WarcReadError, response_of
 from collector.record.contents import check_folder
 from collector.record.fileformat import ExportError, encode_value, file_sha256, read_header, read_lines, row_of
 from collector.record.folder import continues, read_ahead
@@ -90,7 +93,8 @@ def write_bundle(conn, address: str, out: Path, record_dir: Path | list, warc_di
         f"SELECT * FROM requests WHERE id IN ({', '.join('?' for _ in downloads)}) ORDER BY id", downloads)]
     _dump(out / "rows.json", {"address": address, "rows": rows, "lines": locations, "warc": warc,
                               "downloads": download_rows, "incomplete": missing, "streams": chains,
-                              "merged": merged, "periods": periods(found, records)})
+                              "merged": merged, "periods": periods(found, records),
+                              "replay": replays(rows, warc, out)})
     trust = out / "trust"
     trust.mkdir()
     for item in [Path(trust_dir) / "allowed_signers", Path(trust_dir) / "timestamping.toml",
@@ -222,6 +226,29 @@ def periods(found: dict[str | None, list[Path]], records: list[Path]) -> dict[st
 
     return {label(name): [{"period": period(f), "folder": records[period(f) - 1].name, "continues": continues(f)}
                           for f in folders] for name, folders in found.items()}
+
+
+def replays(rows: dict, warc: list[dict], out: Path) -> list[dict]:
+    """Return where each snapshot replays in its day's WACZ, at the WARC-Date of its record as cut into the bundle.
+
+    Never at captured_at: it is set after the exchange, up to a second or
+    more later, and ReplayWeb.page, asked for that time, would open the next
+    capture of the address (collector/evidence/replay.py).
+    """
+    files = {e["request_id"]: e["file"] for e in warc if e["file"]}
+    found = []
+    for snapshot in rows.get("snapshots", []):
+        entry = {"snapshot_id": snapshot["id"], "captured_at": snapshot["captured_at"]}
+        name = files.get(snapshot["request_id"])
+        try:
+            if name is None:
+                raise ReplayError("its WARC record is not in this bundle")
+            got = response_of((out / name).read_bytes(), name)
+            entry.update(replay_of(snapshot["warc_file"], got.warc_date, got.target_uri).as_row())
+        except (ReplayError, WarcReadError) as exc:
+            entry["why"] = str(exc)
+        found.append(entry)
+    return found
 
 
 def _cut_warc(conn, requests: list[dict], warc_dir: Path, target: Path,

@@ -1,12 +1,13 @@
 """Each day's WARC files as one WACZ package (Webrecorder's `wacz`: CDXJ index, pages, datapackage with hashes).
 
 A package is made from the day's WARC files as published (one per run), with
-a pages list of every successful HTML response, so ReplayWeb.page opens it at
-its articles. The WACZ signing specification signs datapackage-digest.json
-through an authsign server holding a domain certificate; py-wacz 0.6 signs
-only that way, so a package is signed here as export files are, with an SSH
-signature beside it (`<day>.wacz.sig`, namespace takedownwatch-wacz), and
-its SHA-256 printed for the record.
+a pages list of every successful HTML response, titled by its headline and
+timed by its record, so ReplayWeb.page opens it at its articles. The WACZ
+signing specification signs datapackage-digest.json through an authsign
+server holding a domain certificate; py-wacz 0.6 signs only that way, so a
+package is signed here as export files are, with an SSH signature beside it
+(`<day>.wacz.sig`, namespace takedownwatch-wacz), and its SHA-256 printed for
+the record.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from warcio.archiveiterator import ArchiveIterator
 from wacz.main import main as wacz_main
 
 from collector.errors import TakedownWatchError
+from collector.net.warcread import record_body
+from collector.parse.extract import page_headline
 
 NAMESPACE = "takedownwatch-wacz"
 
@@ -35,8 +38,19 @@ def day_warcs(warc_dir: str | Path, day: str) -> list[Path]:
 
 
 def pages(warcs: list[Path]) -> list[dict]:
-    """Return the pages list: every 2xx HTML response of the WARC files, with its time."""
-    found = []
+    """Return the pages list: every 2xx HTML response of the WARC files, titled by its headline, at its WARC-Date.
+
+    As Webrecorder's crawler writes pages.jsonl (the WACZ specification's
+    pages: id, url, ts, title), so ReplayWeb.page's page list reads as a list
+    of articles with their times rather than a column of addresses: the title
+    is the headline the page states (collector/parse/extract.py, as its
+    snapshot holds it), else its address; `ts` is the record's WARC-Date,
+    which py-wacz matches against the record (to the second) and which a
+    replay link asks for (collector/evidence/replay.py); `id` is the
+    record's own WARC-Record-ID. A revisit that served the same bytes (same
+    payload digest, type and coding) is not parsed again.
+    """
+    found, titles = [], {}
     for path in warcs:
         with open(path, "rb") as handle:
             for record in ArchiveIterator(handle):
@@ -44,9 +58,25 @@ def pages(warcs: list[Path]) -> list[dict]:
                 if record.rec_type != "response" or http is None:
                     continue
                 if http.get_statuscode().startswith("2") and "html" in (http.get_header("Content-Type") or ""):
-                    found.append({"url": record.rec_headers.get_header("WARC-Target-URI"),
-                                  "ts": record.rec_headers.get_header("WARC-Date")})
+                    found.append(_page(record, f"{path.name}:{record.rec_headers.get_header('WARC-Record-ID')}",
+                                       titles))
     return found
+
+
+def _page(record, where: str, titles: dict) -> dict:
+    url = record.rec_headers.get_header("WARC-Target-URI")
+    http = record.http_headers
+    same = (record.rec_headers.get_header("WARC-Payload-Digest"), http.get_header("Content-Type"),
+            http.get_header("Content-Encoding"))
+    if same[0] is None or same not in titles:
+        try:
+            title = page_headline(*record_body(record, where))
+        except TakedownWatchError:  # a body that cannot be read back is still a page, by its address
+            title = None
+        titles[same] = title
+    title = titles[same]
+    return {"id": record.rec_headers.get_header("WARC-Record-ID").strip("<>").removeprefix("urn:uuid:"),
+            "url": url, "ts": record.rec_headers.get_header("WARC-Date"), "title": title or url}
 
 
 def package_day(warc_dir: str | Path, day: str, out_dir: str | Path) -> Path:

@@ -20,13 +20,29 @@ class WarcReadError(TakedownWatchError):
     """A snapshot's HTML could not be read back from its WARC record."""
 
 
+@dataclass(frozen=True)
+class ReadResponse:
+    """A response record read back: its body (Content-Encoding undone), Content-Type, and its own header facts."""
+
+    body: bytes
+    content_type: str | None
+    warc_date: str | None  # the record's WARC-Date: when the exchange began, the time a replay indexes it at
+    target_uri: str | None  # its WARC-Target-URI
+
+
 def read_response_body(warc_root: str | Path, warc_file: str, offset: int) -> tuple[bytes, str | None]:
     """Return (body with Content-Encoding undone, Content-Type) of the response record at offset."""
+    got = read_response(warc_root, warc_file, offset)
+    return got.body, got.content_type
+
+
+def read_response(warc_root: str | Path, warc_file: str, offset: int) -> ReadResponse:
+    """Return the response record at offset in a WARC file, read back."""
     path = Path(warc_root) / warc_file
     try:
         with open(path, "rb") as handle:
             handle.seek(offset)
-            return _response_body(handle, f"{path}:{offset}")
+            return _response(handle, f"{path}:{offset}")
     except OSError as exc:
         raise WarcReadError(f"cannot read {path}:{offset}: {exc}") from exc
 
@@ -37,22 +53,38 @@ def response_body_of(record: bytes, where: str) -> tuple[bytes, str | None]:
     For a record read out of a published file by its offset and length
     (collector/net/assets.py); `where` names it in errors.
     """
-    return _response_body(io.BytesIO(record), where)
+    got = response_of(record, where)
+    return got.body, got.content_type
 
 
-def _response_body(handle, where: str) -> tuple[bytes, str | None]:
+def response_of(record: bytes, where: str) -> ReadResponse:
+    """Return a response record given as its own bytes (one gzip member), read back."""
+    return _response(io.BytesIO(record), where)
+
+
+def record_body(record, where: str) -> tuple[bytes, str | None]:
+    """Return (body with Content-Encoding undone, Content-Type) of a response record being iterated over."""
+    if record.rec_type != "response" or record.http_headers is None:
+        raise WarcReadError(f"{where} is a {record.rec_type} record, not a response")
+    headers = {k.lower(): v for k, v in record.http_headers.headers}
     try:
-        record = next(iter(ArchiveIterator(handle)))
-        if record.rec_type != "response" or record.http_headers is None:
-            raise WarcReadError(f"{where} is a {record.rec_type} record, not a response")
-        headers = {k.lower(): v for k, v in record.http_headers.headers}
         raw = _entity(record.raw_stream.read(), headers)
-    except (OSError, StopIteration, ValueError) as exc:
+    except (OSError, ValueError, zlib.error) as exc:
         raise WarcReadError(f"cannot read {where}: {exc}") from exc
     body, problem = undo_content_encoding(raw, headers, settings.MAX_RESPONSE_BYTES)
     if problem:
         raise WarcReadError(f"{where}: {problem[1]}")
     return body, headers.get("content-type")
+
+
+def _response(handle, where: str) -> ReadResponse:
+    try:
+        record = next(iter(ArchiveIterator(handle)))
+    except (OSError, StopIteration, ValueError, zlib.error) as exc:
+        raise WarcReadError(f"cannot read {where}: {exc}") from exc
+    body, content_type = record_body(record, where)
+    return ReadResponse(body, content_type, record.rec_headers.get_header("WARC-Date"),
+                        record.rec_headers.get_header("WARC-Target-URI"))
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,12 @@ class Extraction:
 
 # ---------------------------------------------------------------- versions
 
+def page_headline(body: bytes, content_type: str | None) -> str | None:
+    """Return a page's headline as extract() states it, without extracting the main text (WACZ page titles)."""
+    tree = parse_tree(prepare(decode_html(body, content_type)[0]))
+    return headline(tree, meta_tags(tree), json_ld_nodes(tree))
+
+
 @functools.cache
 def _version(package: str) -> str | None:
     """Return the installed version of package, or None when it is absent.

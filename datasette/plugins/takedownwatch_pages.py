@@ -33,6 +33,13 @@ repository's assets are read through the REST API instead: setting
 on another host) and `token` (the reader's own, which `python -m collector
 browse` gives from gh); the token is sent to the API alone, never to the
 storage it redirects to.
+
+The page also says where the snapshot replays in the day's WACZ
+(collector/evidence/replay.py): the package, the address and the 14 digits
+of its record's WARC-Date, never of captured_at (which is later, and can
+open the next capture of the address). With the plugin setting `wacz_url`
+(a base URL the reader's browser can fetch DAY.wacz from) it links to
+ReplayWeb.page there (`replay_app`, default settings.REPLAY_APP_URL).
 Routes are registered with Datasette's register_routes hook and the cell
 link with render_cell (docs/plugin_hooks.rst).
 """
@@ -51,7 +58,8 @@ from markupsafe import Markup, escape
 
 from collector.errors import TakedownWatchError
 from collector.net.assets import asset_url, read_asset_range, read_range
-from collector.net.warcread import read_response_body, response_body_of
+from collector.evidence.replay import ReplayError, replay_of
+from collector.net.warcread import ReadResponse, read_response, response_of
 from collector.record.tables import is_record
 from collector.review.diff import diff_snapshots
 
@@ -97,14 +105,13 @@ async def snapshot_row(db, snapshot_id: int):
     return row
 
 
-async def read_captured(datasette, db, row) -> tuple[bytes, str | None, str]:
-    """Return (HTML as received, its Content-Type, where it was read) for a snapshot row."""
+async def read_captured(datasette, db, row) -> tuple[ReadResponse, str]:
+    """Return (the response record read back: HTML as received, its Content-Type, WARC-Date; where it was read)."""
     warc_dir, releases_url, releases_api, token = settings_for(datasette, db)
     local = warc_dir / row["warc_file"]
     if local.is_file():
-        body, content_type = await asyncio.to_thread(read_response_body, warc_dir, row["warc_file"],
-                                                     row["warc_offset"])
-        return body, content_type, f"{local} at byte {row['warc_offset']}"
+        got = await asyncio.to_thread(read_response, warc_dir, row["warc_file"], row["warc_offset"])
+        return got, f"{local} at byte {row['warc_offset']}"
     asset = (await db.execute(ASSET_SQL, [row["warc_file"]])).first()
     if not (releases_url or releases_api) or asset is None:
         why = "no release base URL is set (releases_url)" if asset else "warc_files does not list it"
@@ -112,13 +119,25 @@ async def read_captured(datasette, db, row) -> tuple[bytes, str | None, str]:
     if releases_api:
         record, url = await asyncio.to_thread(read_asset_range, releases_api, token, asset["release_tag"],
                                               asset["asset_name"], row["warc_offset"], row["warc_length"])
-        body, content_type = response_body_of(record, f"{url} bytes {row['warc_offset']}+{row['warc_length']}")
-        return body, content_type, (f"release {asset['release_tag']}, asset {asset['asset_name']} ({url}), "
-                                    f"bytes {row['warc_offset']}-{row['warc_offset'] + row['warc_length'] - 1}")
+        got = response_of(record, f"{url} bytes {row['warc_offset']}+{row['warc_length']}")
+        return got, (f"release {asset['release_tag']}, asset {asset['asset_name']} ({url}), "
+                     f"bytes {row['warc_offset']}-{row['warc_offset'] + row['warc_length'] - 1}")
     url = asset_url(releases_url, asset["release_tag"], asset["asset_name"])
     record = await asyncio.to_thread(read_range, url, row["warc_offset"], row["warc_length"])
-    body, content_type = response_body_of(record, f"{url} bytes {row['warc_offset']}+{row['warc_length']}")
-    return body, content_type, f"{url}, bytes {row['warc_offset']}-{row['warc_offset'] + row['warc_length'] - 1}"
+    got = response_of(record, f"{url} bytes {row['warc_offset']}+{row['warc_length']}")
+    return got, f"{url}, bytes {row['warc_offset']}-{row['warc_offset'] + row['warc_length'] - 1}"
+
+
+def replay_context(datasette, db, row, got: ReadResponse) -> dict:
+    """Return where the snapshot replays, at its record's WARC-Date, and the link when the WACZ can be fetched."""
+    try:
+        replay = replay_of(row["warc_file"], got.warc_date, got.target_uri)
+    except ReplayError as exc:
+        return {"replay": None, "replay_problem": str(exc)}
+    config = datasette.plugin_config(PLUGIN, database=db.name) or {}
+    wacz_url = config.get("wacz_url")
+    link = replay.link(f"{wacz_url.rstrip('/')}/{replay.wacz}", config.get("replay_app")) if wacz_url else None
+    return {"replay": replay, "replay_link": link}
 
 
 def served_type(content_type: str | None) -> str:
@@ -131,9 +150,10 @@ async def captured_frame(datasette, request):
     row = await snapshot_row(db, int(request.url_vars["snapshot"]))
     context = {"database": db.name, "snapshot": dict(row), "problem": None, "computed": None}
     try:
-        body, content_type, source = await read_captured(datasette, db, row)
-        context.update(computed=hashlib.sha256(body).hexdigest(), content_type=content_type, source=source,
-                       size=len(body), shown_as=served_type(content_type))
+        got, source = await read_captured(datasette, db, row)
+        context.update(computed=hashlib.sha256(got.body).hexdigest(), content_type=got.content_type, source=source,
+                       size=len(got.body), shown_as=served_type(got.content_type), warc_date=got.warc_date,
+                       **replay_context(datasette, db, row, got))
     except (TakedownWatchError, NotFound) as exc:
         context["problem"] = str(exc)
     context["page_url"] = datasette.urls.database(db.name) + f"/-/captured/{row['id']}/page"
@@ -153,10 +173,10 @@ async def captured_page(datasette, request):
     db = await record_database(datasette, request)
     row = await snapshot_row(db, int(request.url_vars["snapshot"]))
     try:
-        body, content_type, _source = await read_captured(datasette, db, row)
+        got, _source = await read_captured(datasette, db, row)
     except TakedownWatchError as exc:
         raise NotFound(str(exc))
-    return Response(body, status=200, content_type=served_type(content_type), headers={
+    return Response(got.body, status=200, content_type=served_type(got.content_type), headers={
         "Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer", "Cache-Control": "private, no-store"})
 

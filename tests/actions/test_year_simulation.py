@@ -52,3 +52,8 @@ def test_a_small_year_writes_no_false_event_misses_no_change_and_loses_no_articl
     assert year["comparisons_open"] == 0
     for kind, figures in year["jobs"].items():
         assert figures["projected_max"] < figures["timeout_seconds"], (kind, figures)
+    # The archive's figures (bench/yeararchive.py): the queue at every archive run, copies within 1 h and 24 h.
+    archive = year["archive"]
+    assert len(archive["queue"]) == runs["archive"] and archive["queue_max"] > 0 and archive["captures"] > 0
+    assert archive["within"]["24h"]["captures"] > 0 and archive["within"]["24h"]["share"] == 1.0, archive["within"]
+    assert archive["within"]["1h"]["share"] > 0.5

@@ -128,3 +128,34 @@ def test_bytes_that_do_not_match_the_recorded_sha256_are_flagged(recorded, brows
     store.close()
     page = browse(forged).get("/forged/-/captured/1")
     assert "not the one recorded" in page.text and hashlib.sha256(record.pages()[JAGO][0]).hexdigest() in page.text
+
+
+def test_the_replay_is_at_the_records_warc_date_not_at_captured_at(recorded, browse, tmp_path):
+    """Issue 32, item 4: captured_at is set after the exchange, past its record's second; the replay is not."""
+    path, _found = recorded
+    later = tmp_path / "later.db"
+    shutil.copytree(path.parent / "warc", tmp_path / "warc")
+    source = sqlite3.connect(path)
+    row = dict(zip(("warc_file", "warc_offset", "warc_length", "html_sha256"), source.execute(
+        "SELECT warc_file, warc_offset, warc_length, html_sha256 FROM snapshots WHERE id = 1").fetchone()))
+    source.close()
+    store = Store(later)
+    run = store.insert("runs", {"command": "run", "started_at": "a", "vantage": "v", "software_version": "0",
+                                "settings": "{}"})
+    article = store.insert("articles", {"outlet_id": "o", "url_key": "k", "url": JAGO, "first_seen_at": "a",
+                                        "first_seen_run": run})
+    request = store.insert("requests", {"run_id": run, "purpose": "capture", "method": "GET", "url": JAGO,
+                                        "attempt": 1, "sent": 1, "started_at": "a", "finished_at": "b",
+                                        "result": "ok", "vantage": "v"})
+    store.insert("snapshots", {"article_id": article, "request_id": request, "run_id": run, "purpose": "capture",
+                               "captured_at": "2026-08-13T04:30:01.200000Z", "status_code": 200, "final_url": JAGO,
+                               "extractor": "x", "extractor_info": "{}", **row})
+    store.close()
+    page = browse(later).get("/later/-/captured/1")
+    assert page.status_code == 200
+    assert '<code class="replay-ts">20260813043000</code>' in page.text and "20260813043001" not in page.text
+    assert "2026-08-13.wacz" in page.text and "open in ReplayWeb.page" not in page.text  # nowhere to fetch it from
+    metadata = {"plugins": {"takedownwatch-captured": {"wacz_url": "https://wacz.example/packages/"}}}
+    linked = browse(later, metadata=metadata).get("/later/-/captured/1")
+    assert ('href="https://replayweb.page/?source=https%3A%2F%2Fwacz.example%2Fpackages%2F2026-08-13.wacz'
+            f'#view=replay&amp;url={quote(JAGO, safe="")}&amp;ts=20260813043000"') in linked.text

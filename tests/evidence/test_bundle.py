@@ -185,3 +185,35 @@ def test_the_checker_uses_the_standard_library_only():
         imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert imported and imported <= allowed | own, (module.name, imported - allowed - own)
+
+
+def test_each_snapshot_replays_at_its_records_warc_date_and_the_checker_holds_it_to_that(collected):
+    """Issue 32, item 4: rows.json "replay" names the day's WACZ, the address and the record's own time."""
+    import hashlib
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    root, address = collected
+    bundle = _bundle(root, address)
+    bundled = json.loads((bundle / "rows.json").read_text(encoding="utf-8"))
+    snapshots = bundled["rows"]["snapshots"]
+    files = {e["request_id"]: e["file"] for e in bundled["warc"]}
+    replays = {r["snapshot_id"]: r for r in bundled["replay"]}
+    assert snapshots and set(replays) == {s["id"] for s in snapshots}
+    for snapshot in snapshots:
+        with open(bundle / files[snapshot["request_id"]], "rb") as handle:
+            record = next(iter(ArchiveIterator(handle)))
+        warc_date = record.rec_headers.get_header("WARC-Date")
+        replay = replays[snapshot["id"]]
+        assert replay["warc_date"] == warc_date and replay["ts"] == "".join(c for c in warc_date if c.isdigit())[:14]
+        assert replay["url"] == record.rec_headers.get_header("WARC-Target-URI") == address
+        assert replay["wacz"] == f"{snapshot['warc_file'][:10].replace('/', '-')}.wacz"
+        assert f"&ts={replay['ts']}" in replay["fragment"]
+    rows = bundle / "rows.json"  # a replay moved to captured_at's second, manifest and all: the checker refuses it
+    bundled["replay"][0]["ts"] = str(int(bundled["replay"][0]["ts"]) + 1)
+    rows.write_text(json.dumps(bundled), encoding="utf-8")
+    manifest = json.loads((bundle / "MANIFEST.json").read_text())
+    manifest["rows.json"] = hashlib.sha256(rows.read_bytes()).hexdigest()
+    (bundle / "MANIFEST.json").write_text(json.dumps(manifest))
+    done = _check(bundle)
+    assert done.returncode == 1 and "is not at its WARC record's WARC-Date" in done.stdout, done.stdout

@@ -21,6 +21,7 @@ from collector.parse.extract import (
     extractor_fingerprint,
     extractor_info,
     map_to_page,
+    page_headline,
     to_utc,
 )
 from collector.parse.textnorm import normalise_for_comparison
@@ -54,6 +55,12 @@ def load(expected_path: Path):
 def test_article_metadata_as_stated(path):
     expected, _, got = load(path)
     assert {f: getattr(got, f) for f in FIELDS} == {f: expected[f] for f in FIELDS}
+
+
+@pytest.mark.parametrize("path", EXPECTED, ids=[p.name for p in EXPECTED])
+def test_page_headline_is_the_snapshots_headline(path):
+    expected, body, _ = load(path)  # the WACZ's page titles (collector/evidence/wacz.py)
+    assert page_headline(body, expected["content_type"]) == expected["headline"]
 
 
 @pytest.mark.parametrize("path", EXPECTED, ids=[p.name for p in EXPECTED])

@@ -152,6 +152,14 @@ def test_the_method_page_explains_the_rules_in_general(store, record, tmp_path):
         assert text in method, text
 
 
+
+def test_the_method_page_says_the_archive_backlog_drains_newest_first_and_why(store, record, tmp_path):
+    _, files = _build(store, tmp_path)  # collector/wayback/history.py candidates(): newest capture first
+    assert "the newest captures are sent first: the Archive copies a page as the outlet serves it" in files["method.html"]
+    assert "sent behind them, newest first, until none is left" in files["method.html"]
+    assert "সবচেয়ে নতুন সংগ্রহগুলো আগে পাঠানো হয়" in files["bn/method.html"]
+    assert "নতুনগুলো আগে, একটিও বাকি না থাকা পর্যন্ত" in files["bn/method.html"]
+
 @pytest.mark.parametrize("name, value, english, bangla", [
     ("MIN_INTERVAL_SECONDS", 7.5, "one request every 7.5 seconds", "প্রতি ৭.৫ সেকেন্ডে"),
     ("CAPTURE_WINDOW_HOURS", 36, "within the last 36 hours", "গত ৩৬ ঘণ্টার মধ্যে"),

@@ -188,6 +188,7 @@ def check_row(root: Path, table: str, row: dict, loc: dict, cache: dict) -> None
 def check_warc(root: Path, bundle: dict) -> int:
     requests = {r["id"]: r for r in bundle["rows"]["requests"]}
     snapshots = {s["request_id"]: s for s in bundle["rows"]["snapshots"]}
+    replays = {r["snapshot_id"]: r for r in bundle.get("replay") or []}
     checked = 0
     for entry in bundle["warc"]:
         if entry["file"] is None:
@@ -209,6 +210,11 @@ def check_warc(root: Path, bundle: dict) -> int:
         snapshot = snapshots.get(request["id"])
         if snapshot and snapshot.get("payload_digest") and fields.get("WARC-Payload-Digest") != snapshot["payload_digest"]:
             raise Failed(f"{entry['file']}: its payload digest is not snapshot {snapshot['id']}'s")
+        replay = replays.get(snapshot["id"]) if snapshot else None
+        if replay and "ts" in replay and (replay["ts"] != "".join(filter(str.isdigit, fields.get("WARC-Date", "")))[:14]
+                                          or replay["url"] != fields.get("WARC-Target-URI")):
+            raise Failed(f"rows.json: the replay of snapshot {snapshot['id']} is not at its WARC record's "
+                         f"WARC-Date and address ({entry['file']})")
         checked += 1
     return checked
 
