@@ -16,10 +16,7 @@ CORE = {"collector", "collector.settings", "collector.clock", "collector.errors"
         "collector.registry"}
 SUBPACKAGES = ("net", "parse", "collect", "record", "wayback", "publish", "review", "evidence", "cli")
 MAX_LINES = 400
-# settings.py is the one table of tuned constants, each with its unit and reason (the issues ask for
-# every threshold there, the reference page is generated from it): a flat list of declarations, not code
-# to read at once, so it may be longer.
-LONGER = {"collector.settings": 500}
+LONGER: dict[str, int] = {}  # none: settings.py imports its health part to stay within MAX_LINES
 
 
 def module_name(root: Path, path: Path) -> str:
