@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Starts collect.yml through workflow_dispatch, for a scheduler other than GitHub's (docs/operating.md).
 
-    TAKEDOWNWATCH_DISPATCH_TOKEN=... python3 .github/scripts/dispatch_collect.py \\
-        --api https://api.github.com --repository OWNER/NAME [--ref main] [--workflow collect.yml]
+    GITHUB_API_URL=... TAKEDOWNWATCH_DISPATCH_TOKEN=... python3 .github/scripts/dispatch_collect.py \\
+        --repository OWNER/NAME [--ref main] [--workflow collect.yml]
 
 GitHub's schedule is best-effort (delayed under load, sometimes dropped: actions/runner#2219): the
 self-hosted runner's cron, or any scheduler, runs this every 15 minutes to start the collection
@@ -17,7 +17,7 @@ in progress waits for it (a newer waiting run replaces an older one), never over
 Python's standard library only, so it runs on any machine with Python 3. The token is read from
 $TAKEDOWNWATCH_DISPATCH_TOKEN or --token-file (never from the command line, which other users can
 read in the process list). There is no default address: --api (or $GITHUB_API_URL) names the API,
-https://api.github.com for github.com, https://HOST/api/v3 for GitHub Enterprise Server. Exit 0 when
+the value Actions gives $GITHUB_API_URL on that GitHub (https://HOST/api/v3 on an Enterprise Server). Exit 0 when
 the dispatch was accepted, 1 when GitHub refused it (the answer is printed), 2 on a usage error.
 """
 
@@ -35,7 +35,7 @@ import urllib.request
 def arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Start collect.yml through workflow_dispatch.")
     parser.add_argument("--api", default=os.environ.get("GITHUB_API_URL"),
-                        help="REST API address (default $GITHUB_API_URL), e.g. https://api.github.com")
+                        help="REST API address (default $GITHUB_API_URL, as Actions sets it on that GitHub)")
     parser.add_argument("--repository", default=os.environ.get("GITHUB_REPOSITORY"), help="OWNER/NAME")
     parser.add_argument("--ref", default="main", help="Branch whose workflow file runs (default main).")
     parser.add_argument("--workflow", default="collect.yml", help="Workflow file name (default collect.yml).")
