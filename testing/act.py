@@ -25,6 +25,11 @@ $GITHUB_STEP_SUMMARY, secrets present or absent. This module builds its command 
 - HOME is a folder of the run's own, so no step reads or writes this machine's git or gh settings.
 
 Each job's conclusion and each step's outcome come from act's --json log (jobResult, stepResult).
+
+Sources: act's user guide, https://nektosact.com/usage/index.html (-P, --local-repository, --artifact-server-*,
+--cache-server-*, --var, -s, --env, --json) and its code at https://github.com/nektos/act (pkg/runner/
+run_context.go, pkg/artifacts/artifacts_v4.go, cmd/root.go); GitHub's "Variables reference",
+https://docs.github.com/en/actions/reference/workflows-and-actions/variables (the GITHUB_* act is given).
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ package's CDXJ index (py-wacz writes indexes/index.cdx.gz: `SURT 14-digit
 {json with url, offset, length, filename}`), to the second. This reads that
 index and chooses the same way; a self-redirect and fuzzy matching, which
 these tests never meet, are left out.
+
+Sources: https://github.com/webrecorder/wabac.js/blob/main/src/archivedb.ts (lookupUrl);
+https://specs.webrecorder.net/wacz/1.1.1/ (indexes/, pages.jsonl); https://github.com/webrecorder/py-wacz.
 """
 
 from __future__ import annotations

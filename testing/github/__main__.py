@@ -2,6 +2,10 @@
 
 Prints one line of JSON first: {"base", "api_url", "host", "ca_file", "env", "made"} ("made": the
 tokens and installations the --setup document asked for). Then serves until SIGTERM or SIGINT.
+
+What it serves follows GitHub's REST reference, https://docs.github.com/en/rest, and gh's own requests
+(https://github.com/cli/cli at v2.23.0); each route module of testing/github cites its pages, and
+docs/ghserver.md lists what is served and what is not.
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ Every client the workflows run trusts a certificate only through a CA file it is
 The server certificate names its IP address in the subjectAltName (RFC 6125: an IP address is
 matched only against an iPAddress SAN, never the common name), so clients verify it as they would
 github.com's. The CA's key never leaves the state folder; both are made anew for each state folder.
+
+Sources: https://git-scm.com/docs/git-config#Documentation/git-config.txt-httpsslCAInfo;
+https://pkg.go.dev/crypto/x509 (SSL_CERT_FILE, SSL_CERT_DIR on Unix); https://docs.openssl.org/3.0/man3/
+SSL_CTX_load_verify_locations/ (SSL_CERT_FILE); https://requests.readthedocs.io/en/latest/user/advanced/
+#ssl-cert-verification (REQUESTS_CA_BUNDLE); https://nodejs.org/api/cli.html#node_extra_ca_certsfile;
+https://www.rfc-editor.org/rfc/rfc6125 section 6.2.1; https://cryptography.io/en/latest/x509/tutorial/.
 """
 
 from __future__ import annotations

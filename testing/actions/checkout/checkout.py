@@ -9,6 +9,10 @@ What actions/checkout@08c6903 documents (action.yml, README.md at that commit) a
 - `clean` true: nothing of an earlier checkout is left (the folder is emptied before the clone);
 - `sparse-checkout`: the patterns, one a line, cone mode unless `sparse-checkout-cone-mode` is false.
 Outputs `ref` and `commit`. Not done: ssh keys, submodules, LFS, tags, safe.directory (one user here).
+
+Sources: https://github.com/actions/checkout/blob/08c6903cd8c0fde910a37f88322edcfb5dd907a8/action.yml and
+README.md at the same commit; git's http.extraHeader, https://git-scm.com/docs/git-config#Documentation/
+git-config.txt-httpextraHeader.
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """The deploy-pages stand-in's step (action.yml says from what it is written): create the deployment,
-poll its status until it succeeds, print `page_url=` for $GITHUB_OUTPUT."""
+poll its status until it succeeds, print `page_url=` for $GITHUB_OUTPUT.
+
+Sources: GitHub's REST reference, https://docs.github.com/en/rest/pages/pages#create-a-github-pages-deployment
+and #get-the-status-of-a-github-pages-deployment; https://github.com/actions/deploy-pages/blob/
+cd2ce8fcbc39b97be8ca5fce6e763baed58fa128/action.yml (inputs token, timeout, artifact_name; output page_url).
+"""
 
 from __future__ import annotations
 

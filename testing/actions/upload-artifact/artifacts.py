@@ -13,6 +13,11 @@ The run and job ids are the runtime token's `scp` claim, `Actions.Results:RUN:JO
 
   python3 artifacts.py upload NAME PATH [if-no-files-found]   (prints artifact-id=, artifact-digest=)
   python3 artifacts.py download NAME DEST
+
+Sources: https://github.com/nektos/act/blob/master/pkg/artifacts/artifacts_v4.go (the server act runs);
+the client the real actions use, https://github.com/actions/toolkit/tree/main/packages/artifact
+(src/internal/shared/artifact-twirp-client.ts, util.ts getBackendIdsFromToken); the actions' own
+https://github.com/actions/upload-artifact/blob/b7c566a772e6b6bfb58ed0dc250532a479d7789f/README.md.
 """
 
 from __future__ import annotations
