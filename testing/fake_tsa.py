@@ -20,7 +20,10 @@ The authority's root and signing certificate are made here with
 `cryptography`, fresh for each instance; `root_pem` is what a repository
 would keep for it. `mode` makes it misbehave: "down" answers 503, "garbage"
 answers 200 with bytes that are no token, "other" signs with a second key
-its root never certified. `key_type="rsa"` makes every key RSA 2048 (as the
+its root never certified, "reject" answers a TimeStampResp whose status is
+rejection and which holds no token (RFC 3161 section 2.4.2: PKIStatusInfo
+status 2, badRequest; what openssl ts -reply itself writes when it fails).
+Answers are made one at a time (openssl's files and serial are shared). `key_type="rsa"` makes every key RSA 2048 (as the
 default authorities' roots are) instead of ECDSA P-256.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import datetime
 import subprocess
+import threading
 import tempfile
 from pathlib import Path
 
@@ -66,12 +70,17 @@ def _key_pem(key) -> bytes:
                              serialization.NoEncryption())
 
 
+# TimeStampResp { status PKIStatusInfo { status 2 (rejection), failInfo BIT STRING badRequest (bit 2) } }.
+REJECTION = bytes.fromhex("3009" "3007" "020102" "03020520")
+
+
 class FakeTsa:
     """An RFC 3161 authority served at `url` from a loopback host of the farm."""
 
     def __init__(self, farm: Farm, name: str = "test-tsa", mode: str = "ok", key_type: str = "ec"):
         self.name = name
         self.mode = mode
+        self._lock = threading.Lock()
         self.answered = 0
         self._dir = tempfile.TemporaryDirectory(prefix="fake-tsa-")
         root = Path(self._dir.name)
@@ -98,6 +107,13 @@ class FakeTsa:
             return Reply(503, b"unavailable", content_type="text/plain")
         if self.mode == "garbage":
             return Reply(200, b"this is not a token", content_type=REPLY_TYPE)
+        if self.mode == "reject":
+            # TimeStampResp { PKIStatusInfo { status 2, failInfo badRequest (bit 2) } }, no token.
+            return Reply(200, REJECTION, content_type=REPLY_TYPE)
+        with self._lock:
+            return self._sign(handler)
+
+    def _sign(self, handler) -> Reply:
         root = Path(self._dir.name)
         query = root / "query.tsq"
         query.write_bytes(handler.body)

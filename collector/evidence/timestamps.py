@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cryptography import x509
 from rfc3161_client import (
-    HashAlgorithm, TimestampRequestBuilder, VerificationError, VerifierBuilder, decode_timestamp_response,
+    HashAlgorithm, PKIStatus, TimestampRequestBuilder, VerificationError, VerifierBuilder, decode_timestamp_response,
 )
 
 from collector import settings
@@ -140,6 +140,11 @@ def _verify(path: Path, authority: Authority, answer: bytes, builder: VerifierBu
         response = decode_timestamp_response(answer)
     except ValueError as exc:
         raise TimestampError(f"{name}: not an RFC 3161 answer ({exc})") from exc
+    if response.status not in (PKIStatus.GRANTED, PKIStatus.GRANTED_WITH_MODS):
+        # RFC 3161 2.4.2: any other status carries no token (rejection, waiting, revocation).
+        said = "; ".join(response.status_string)
+        raise TimestampError(f"{name}: the authority answered {PKIStatus(response.status).name.lower()}"
+                             + (f" ({said})" if said else "") + ", no token")
     digest = hashlib.sha256(path.read_bytes()).digest()
     embedded = [x509.load_der_x509_certificate(c) for c in response.signed_data.certificates]
     problems = []

@@ -109,3 +109,13 @@ def test_the_default_authorities_have_their_roots_in_the_repository():
     authorities = load_authorities(Path(__file__).resolve().parents[2] / "data" / "trust")
     assert len(authorities) >= 2 and all(a.roots and a.url.startswith("http") for a in authorities)
     assert len({a.name for a in authorities}) == len(authorities)
+
+
+def test_an_authority_that_rejects_the_request_is_a_failure_recorded_not_a_crash(one_file):
+    """RFC 3161 2.4.2: an answer may carry a status other than granted and no token (openssl ts -reply writes
+    one when it fails). Found by the Actions scenario: the time-stamping step died on it ("Missing SignedData")."""
+    root, trust, path = one_file
+    trust.authorities[0].mode = "reject"
+    result = _stamp(root, trust)
+    assert result.exit_code == 0 and "rejection" in result.output, result.output
+    assert not token_path(path, "tsa-one").exists() and token_path(path, "tsa-two").exists()
