@@ -67,3 +67,16 @@ def test_the_rollovers_chain_check_fails_when_the_chain_does():
     step = next(s for s in load(WORKFLOWS / "rollover.yml")["jobs"]["rollover"]["steps"]
                 if s.get("name") == "Check the chain across every period's record repository")
     assert "| tee" in step["run"] and RUNNER_SHELLS[step.get("shell")][-1] == "pipefail"
+
+
+def test_every_step_that_pipes_a_command_runs_with_pipefail():
+    """Not the sign steps alone: any step whose script pipes a command into another (tee to the job summary)
+    would pass when the command fails unless it runs under `shell: bash` (vantages.yml's compare did)."""
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        workflow = load(path)
+        for name, job in workflow["jobs"].items():
+            default = ((workflow.get("defaults") or {}).get("run") or {}).get("shell")
+            for step in job.get("steps", []):
+                script = step.get("run", "")
+                if any("|" in line.split("#", 1)[0].replace("||", "") for line in script.splitlines()):
+                    assert step.get("shell", default) == "bash", f"{path.name} {name}: {step.get('name')!r}"
