@@ -386,7 +386,11 @@ class Runner:
         shutil.rmtree(Path(f"{db}.streams"), ignore_errors=True)
         for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             path.unlink(missing_ok=True)
-        self._script("follow_database.sh", "data/record", str(db), LEVEL_EVERY_HOURS="0")
+        script = self.checkout / ".github" / "scripts" / "follow_database.sh"
+        done = subprocess.run(["bash", str(script), "data/record", str(db)], cwd=self.checkout,
+                              env={**self.env, "LEVEL_EVERY_HOURS": "0"}, capture_output=True, text=True, timeout=3600)
+        if done.returncode != 0:
+            raise StepFailed(f"follow_database.sh exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
         return db
 
     def _fresh_checkout(self) -> None:
