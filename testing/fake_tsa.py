@@ -82,6 +82,9 @@ class FakeTsa:
         self.mode = mode
         self._lock = threading.Lock()
         self.answered = 0
+        # openssl's environment (None: this process's): a scenario whose jobs run with their clock moved by
+        # libfaketime gives the authority the same clock, as a real authority and runner agree on the time.
+        self.environ: dict[str, str] | None = None
         self._dir = tempfile.TemporaryDirectory(prefix="fake-tsa-")
         root = Path(self._dir.name)
         root_key, signer_key, other_key = (rsa.generate_private_key(65537, 2048) if key_type == "rsa"
@@ -120,7 +123,7 @@ class FakeTsa:
         stem = "other" if self.mode == "other" else "signer"
         done = subprocess.run(["openssl", "ts", "-reply", "-config", str(root / f"{stem}.cnf"),
                                "-queryfile", str(query), "-out", str(root / "reply.tsr")],
-                              capture_output=True)
+                              capture_output=True, env=self.environ)
         if done.returncode != 0:
             return Reply(400, done.stderr[-300:], content_type="text/plain")
         self.answered += 1
