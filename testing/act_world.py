@@ -14,9 +14,11 @@ Each job gets a `github.token` with its own `permissions:` (the workflow file's)
 (ACTIONS_RUNTIME_TOKEN, act's JWT shape with its `scp` claim, so that act's artifact server reads it)
 that the loopback GitHub's cache service accepts for this repository alone.
 
-gh: the workflows give gh its token as GH_TOKEN (or GITHUB_TOKEN), which gh 2.23 reads for github.com
-only; for the loopback host it reads GH_ENTERPRISE_TOKEN (docs/ghserver.md). A two-line wrapper first on
-the runner's PATH gives it the same token under that name, then runs Debian's /usr/bin/gh.
+gh: Debian's /usr/bin/gh, as the runner's PATH finds it. A job gets what a runner sets and no more:
+GITHUB_SERVER_URL, GITHUB_API_URL, GITHUB_REPOSITORY, never GH_HOST, GH_REPO or GH_ENTERPRISE_TOKEN.
+The scripts point gh at the GitHub the job runs on themselves (.github/scripts/gh_host.sh: for a host
+other than github.com gh 2.23 reads GH_ENTERPRISE_TOKEN, docs/ghserver.md), as they must on a GitHub
+Enterprise Server; a script that forgot would ask github.com, which no loopback job can reach.
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ from testing.trust import make_trust
 APP_ID = 424242
 CLIENT_ID = "Iv1.actstandin0001"
 FEED_ITEMS = 3  # articles per outlet feed: enough for two shards, few enough for a quick run
-GH_WRAPPER = '#!/bin/sh\nGH_ENTERPRISE_TOKEN="${GH_TOKEN:-${GITHUB_TOKEN:-}}" exec /usr/bin/gh "$@"\n'
 
 
 def short_feed(body: bytes, items: int) -> bytes:
@@ -116,10 +117,6 @@ class World:
                                                serialization.PublicFormat.SubjectPublicKeyInfo)
         self.github.register_app(APP_ID, public, CLIENT_ID)
         self.github.install(APP_ID, owner, {"contents": "write", "administration": "write"})
-        self.bin = root / "bin"
-        self.bin.mkdir(parents=True, exist_ok=True)
-        (self.bin / "gh").write_text(GH_WRAPPER)
-        (self.bin / "gh").chmod(0o755)
         self.variables = {"TAKEDOWNWATCH_APP_ID": CLIENT_ID, "TAKEDOWNWATCH_FIRST_PERIOD": self.periods["label"]}
         self.secrets = {"TAKEDOWNWATCH_APP_KEY": self.app_key}
         self.signing = {"RECORD_SIGNING_KEY": self.trust.key.read_text()}
@@ -175,11 +172,14 @@ class World:
         runtime = runtime_token(self.run_id)
         self.github.workflow_token(self.repository, {"actions": "write"}, value=runtime)
         env = self.github.env(repository=self.repository)
-        env.pop("GH_CONFIG_DIR", None)  # gh's settings: the run's own HOME
+        # What a runner sets, and no more: gh's settings are the run's own HOME's, and gh's own variables
+        # (GH_HOST, GH_REPO, the token's) are the scripts' to set (gh_host.sh).
+        for name in ("GH_CONFIG_DIR", "GH_HOST", "GH_REPO", "GH_TOKEN", "GH_ENTERPRISE_TOKEN"):
+            env.pop(name, None)
         # The overrides only this scenario sets (tests/test_workflows.py: no workflow names them): the
         # outlets, authorities, archive and GitHub are all on loopback, which a real job may never reach.
         env.update({"TAKEDOWNWATCH_LOOPBACK_WORLD": "1", "TAKEDOWNWATCH_SPN_BASE_URL": self.spn.base})
-        environ = {"ACTIONS_RUNTIME_TOKEN": runtime, "PATH": f"{self.bin}:{os.environ.get('PATH', '')}",
+        environ = {"ACTIONS_RUNTIME_TOKEN": runtime, "PATH": os.environ.get("PATH", ""),
                    **(extra_environ or {})}
         if visibility is None:
             visibility = self.github.world.repository(self.repository).visibility

@@ -11,7 +11,8 @@
 # summary, and the package is published without that signature.
 set -euo pipefail
 # The WACZ holds every page as captured: never uploaded to a repository that is not private.
-bash "$(dirname "$0")/require_private.sh" "${GH_REPO:-${GITHUB_REPOSITORY:?neither GH_REPO nor GITHUB_REPOSITORY is set}}"
+source "$(dirname "$0")/gh_host.sh"  # gh asks the GitHub of GITHUB_SERVER_URL, GH_REPO is this repository
+bash "$(dirname "$0")/require_private.sh" "${GH_REPO:?neither GH_REPO nor GITHUB_REPOSITORY is set}"
 day=${1:-$(date -u -d yesterday +%Y-%m-%d)}
 tag="warc-$day"
 python=${PYTHON:-python}

@@ -9,7 +9,8 @@
 set -euo pipefail
 warc_dir=${1:?usage: publish_warc.sh WARC_DIR}
 [ -d "$warc_dir" ] || { echo "no WARC folder $warc_dir: nothing to publish"; exit 0; }
-bash "$(dirname "$0")/require_private.sh" "${GH_REPO:-${GITHUB_REPOSITORY:?neither GH_REPO nor GITHUB_REPOSITORY is set}}"
+source "$(dirname "$0")/gh_host.sh"  # gh asks the GitHub of GITHUB_SERVER_URL, GH_REPO is this repository
+bash "$(dirname "$0")/require_private.sh" "${GH_REPO:?neither GH_REPO nor GITHUB_REPOSITORY is set}"
 find "$warc_dir" -name '*.warc.gz' -type f | sort | while read -r file; do
   relative=${file#"$warc_dir"/}
   if [[ "$relative" =~ ^([0-9]{4})/([0-9]{2})/([0-9]{2})/ ]]; then

@@ -30,6 +30,7 @@ prefix=${RECORD_PREFIX:-${GITHUB_REPOSITORY:?neither RECORD_PREFIX nor GITHUB_RE
 base=${RECORD_URL_BASE:-${GITHUB_SERVER_URL:-https://github.com}}
 python=${PYTHON:-python}
 here=$(dirname "$0")
+source "$here/gh_host.sh"  # gh asks the GitHub of GITHUB_SERVER_URL
 source "$here/git_token.sh"  # GITHUB_TOKEN: the token that may read and write the record repositories
 now=(); [[ -n "${NOW:-}" ]] && now=(--now "$NOW")
 months=(); [[ -n "${RECORD_MONTHS:-}" ]] && months=(--months "$RECORD_MONTHS")

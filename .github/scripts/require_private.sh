@@ -13,6 +13,7 @@
 # can be made public while a job runs: both must say "private". A missing or unknown answer is a refusal,
 # and so is "internal" (every member of the enterprise can read an internal repository).
 set -uo pipefail
+source "$(dirname "$0")/gh_host.sh"  # gh asks the GitHub of GITHUB_SERVER_URL
 repository=${1:?usage: require_private.sh OWNER/NAME [VISIBILITY]}
 context=${2:-}
 name=$repository host=()
