@@ -9,6 +9,7 @@ import json
 import re
 import socket
 import ssl
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
@@ -152,6 +153,13 @@ class _Server(http.server.ThreadingHTTPServer):
         except (ssl.SSLError, OSError):  # a client that does not trust the CA hangs up here
             return
         super().finish_request(request, client_address)
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that hangs up before reading the whole answer (git and gh do, once they have what they
+        need) is no error of the server's; anything else is printed as socketserver does."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class HttpsServer:
