@@ -243,7 +243,11 @@ def test_after_the_cache_is_lost_the_rebuild_workflow_saves_what_collect_then_re
     done = run(world, "rebuild-database.yml", "rebuild-database", secrets=world.signed)
     ok(done)
     saved = cache_keys(world)
-    assert saved, "the rebuild saved nothing"
+    # One entry per stream the plan named, saved by this run (its key ends with the run's id and attempt).
+    streams = [j.matrix["cache"] for j in done.jobs if j.matrix.get("cache")]
+    assert len(streams) >= 2, [j.matrix for j in done.jobs]
+    for prefix in streams:
+        assert [k for k in saved if k.startswith(prefix) and k.endswith(f"-{world.run_id}-1")], (prefix, saved)
     done = run(world, "collect.yml", "collect (after rebuild)", secrets=world.signed)
     ok(done)
     for job in (j for j in done.jobs if j.job_id == "collect"):
@@ -326,6 +330,10 @@ def test_a_second_runner_label_collects_its_own_streams_and_vantages_compares_th
                extra_environ=world.clock_environ)
     ok(done)
     assert any(j.job_id == "compare" and j.result == "success" for j in done.jobs)
+    # The comparison's own stream and the database that follows both vantages' streams, saved by this run.
+    saved = cache_keys(world)
+    for prefix in ("record-stream-vantages-", "record-vantages-follow-"):
+        assert f"{prefix}{world.run_id}-1" in saved, (prefix, saved)
 
 
 # -- a new period: rollover, then the first collection across the boundary --------------------------------
