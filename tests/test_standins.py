@@ -316,9 +316,10 @@ def test_a_second_checkout_into_the_same_path_leaves_nothing_of_the_first(world)
     assert git("status", "--porcelain", cwd=job.workspace).stdout == ""
 
 
-@pytest.mark.parametrize("ref", ["feature", "refs/heads/feature", "first-sha"])
-def test_checkout_of_a_branch_or_a_commit(world, ref):
-    wanted = {"feature": world.feature, "refs/heads/feature": world.feature, "first-sha": world.first}[ref]
+@pytest.mark.parametrize("ref", ["feature", "refs/heads/feature", "first-sha", "v1"])
+def test_checkout_of_a_branch_a_commit_or_a_tag(world, ref):
+    wanted = {"feature": world.feature, "refs/heads/feature": world.feature, "first-sha": world.first,
+              "v1": world.first}[ref]
     ref = world.first if ref == "first-sha" else ref
     job = world.job(world.code_token())
     step = job.uses("checkout", persist_credentials="false", ref=ref)
@@ -344,13 +345,17 @@ def test_a_second_repository_into_a_sub_path_with_its_own_token(world):
     assert extraheaders(nested) == ""
 
 
-def test_a_token_without_access_to_the_repository_fails(world):
+def test_a_token_without_access_to_the_repository_fails_and_leaves_no_token(world):
     token = world.code_token()  # acme/code's job token: acme/other is not among its repositories
     job = world.job(token)
     step = job.uses("checkout", repository=OTHER, path="other", persist_credentials="false")
     assert step.code != 0, step
     assert "Repository not found" in step.log
-    assert not (job.workspace / "other" / "README.md").exists()
+    tree = job.workspace / "other"
+    # the token is removed whether or not the fetch succeeded (persist-credentials: false)
+    assert not (tree / ".git").exists() or (extraheaders(tree) == ""
+                                            and token not in (tree / ".git" / "config").read_text())
+    assert not (tree / "README.md").exists()
 
 
 # -- actions/cache restore and save -------------------------------------------------------------------
