@@ -470,3 +470,18 @@ def test_an_app_token_for_one_repository_reaches_it_alone_with_the_permissions_a
     assert status == 403, found
     assert world.github.world.repository(f"{OWNER}/made-by-app") is None
     assert world.github.world.repository(OTHER).issues == []
+
+
+@needs_node
+def test_the_post_step_revokes_the_app_token(world, app):
+    job = world.job(world.code_token())
+    step = job.uses("create-github-app-token", app_id=str(APP_ID), private_key=app, owner=OWNER,
+                    repositories="other", permission_contents="read")
+    assert step.code == 0, step
+    token = step.outputs["token"]
+    assert world.api("GET", f"repos/{OTHER}", token)[0] == 200
+    post = step.post()
+    assert post.returncode == 0 and "Token revoked" in post.stdout, post.stdout + post.stderr
+    # README.md at the pinned commit: the token is revoked in the post step; GitHub then refuses it
+    status, found = world.api("GET", f"repos/{OTHER}", token)
+    assert status == 401 and found["message"] == "Bad credentials", found
