@@ -211,6 +211,10 @@ class Keys:
         self.tokens[value] = token
         return token
 
+    def revoke(self, value: str) -> None:
+        """Forget an installation (or workflow) token: from now on it is `Bad credentials`."""
+        self.tokens.pop(value, None)
+
     # -- what it may do -----------------------------------------------------------------------
 
     def check(self, token: Token | None, full_name: str, visibility: str, permission: str, level: str) -> None:

@@ -12,7 +12,11 @@
 * GET /users/{username}, GET /user (docs.github.com/en/rest/users/users);
 * with an app's JWT: GET /app, GET /repos/{owner}/{repo}/installation, /orgs/{org}/installation,
   /users/{username}/installation, and POST /app/installations/{id}/access_tokens with `repositories`
-  (names) and `permissions` (docs.github.com/en/rest/apps/apps). A JWT is refused everywhere else.
+  (names) and `permissions` (docs.github.com/en/rest/apps/apps). A JWT is refused everywhere else;
+* with an installation token: DELETE /installation/token, 204, and the token is refused (401 `Bad
+  credentials`) from then on (docs.github.com/en/rest/apps/installations#revoke-an-installation-access-token:
+  "Revokes the installation token you're using to authenticate ... Once an installation token is revoked,
+  the token is invalidated and cannot be used"); create-github-app-token's post step calls it.
 """
 
 from __future__ import annotations
@@ -161,7 +165,17 @@ def app_routes(hub: Hub) -> list:
             answered["repositories"] = [hub.repo_json(r) for r in repositories if r is not None]
         return answer(answered, 201)
 
+    def revoke(request: Request) -> Response:
+        token = hub.caller(request)
+        if token is None:
+            raise Refused(401, "Requires authentication")
+        if token.kind == "user":
+            raise Refused(403, "Resource not accessible by personal access token")
+        hub.keys.revoke(token.value)
+        return Response(204)
+
     return [
+        route("DELETE", api + "/installation/token", revoke),
         route("GET", api + "/app", get_app),
         route("GET", api + "/repos/{owner}/{repo}/installation", for_repo),
         route("GET", api + "/orgs/{account}/installation", for_account),

@@ -2,10 +2,14 @@
 
 Written from actions/cache@5a3ec84eff668545956fd18022155c47e93e2684 (v4.2.3): restore/action.yml and
 save/action.yml (inputs path, key, restore-keys, fail-on-cache-miss, lookup-only; outputs cache-hit,
-cache-primary-key, cache-matched-key), README.md and src/restoreImpl.ts (read, not copied: on a miss
-`cache-hit` is left unset, a match of a restore key is `cache-hit` false, a save that fails is a warning
-and the step still succeeds). The service is the one the runner names in $ACTIONS_CACHE_URL, spoken in
-the v1 protocol its client (@actions/cache, used by that commit) speaks, every request with
+cache-primary-key, cache-matched-key), README.md, src/restoreImpl.ts and src/saveImpl.ts (read, not
+copied: on a miss `cache-hit` is left unset, a match of a restore key is `cache-hit` false, a save that
+fails warns "Cache save failed." and the step still succeeds; the reason is a warning, except a key that
+exists, which the bundled @actions/cache 4.0.3, dist/save-only/index.js saveCacheV1, tells with
+core.info as a ReserveCacheError: "Failed to save: Unable to reserve cache with key K, another job may
+be creating this cache. More details: <the service's message>"). The service is the one the runner
+names in $ACTIONS_CACHE_URL, spoken in the v1 protocol its client (@actions/cache, used by that commit)
+speaks, every request with
 `Authorization: Bearer $ACTIONS_RUNTIME_TOKEN`:
   GET  _apis/artifactcache/cache?keys=K1,K2,...&version=V  200 {cacheKey, archiveLocation} or 204;
        the service matches the keys in order, each exactly and then as a prefix, newest first;
@@ -90,22 +94,32 @@ def restore() -> int:
 
 
 def save() -> int:
+    """Save the paths under the key; a save that fails warns "Cache save failed." and the step passes."""
+    if not upload():
+        print("::warning::Cache save failed.")
+    return 0
+
+
+def upload() -> bool:
+    """Return whether the archive of the paths was saved under the key, saying why not as the client does."""
     paths, version, base = inputs()
     key = os.environ["INPUT_KEY"]
     with tempfile.NamedTemporaryFile(suffix=".tgz") as archive:
         made = subprocess.run(["tar", "-czf", archive.name, "-P", "-C", os.environ["GITHUB_WORKSPACE"], *paths])
         if made.returncode != 0:
-            print(f"::warning::Path Validation Error: Path(s) specified in the action for caching do(es) not exist, hence no cache is being saved.")
-            print("::warning::Cache save failed.")
-            return 0
+            print("::warning::Path Validation Error: Path(s) specified in the action for caching do(es) not "
+                  "exist, hence no cache is being saved.")
+            return False
         size = os.path.getsize(archive.name)
         status, body = call("POST", base + "caches", json.dumps(
             {"key": key, "version": version, "cacheSize": size}).encode(), {"Content-Type": "application/json"})
-        if status != 200 and status != 201:
-            print(f"::warning::Failed to save: Unable to reserve cache with key {key}, another job may be "
-                  f"creating this cache. More details: {body[:200].decode(errors='replace')}")
-            print("::warning::Cache save failed.")
-            return 0
+        if status == 400:  # over the size the service takes: an Error, a warning
+            print(f"::warning::Failed to save: {message(body)}")
+            return False
+        if status != 200 and status != 201:  # the key exists (409): a ReserveCacheError, told with core.info
+            print(f"Failed to save: Unable to reserve cache with key {key}, another job may be creating this "
+                  f"cache. More details: {message(body)}")
+            return False
         cache_id = json.loads(body)["cacheId"]
         with open(archive.name, "rb") as data:
             start = 0
@@ -115,15 +129,23 @@ def save() -> int:
                     "Content-Range": f"bytes {start}-{start + len(chunk) - 1}/*"})
                 if status >= 300:
                     print(f"::warning::Failed to save: upload answered {status}: {body[:200]!r}")
-                    return 0
+                    return False
                 start += len(chunk)
         status, body = call("POST", f"{base}caches/{cache_id}", json.dumps({"size": size}).encode(),
                             {"Content-Type": "application/json"})
         if status >= 300:
             print(f"::warning::Failed to save: commit answered {status}: {body[:200]!r}")
-            return 0
+            return False
     print(f"Cache saved with key: {key}")
-    return 0
+    return True
+
+
+def message(body: bytes) -> str:
+    """Return the service's error message (its JSON `message`), else the body's start."""
+    try:
+        return str(json.loads(body)["message"])
+    except (ValueError, KeyError, TypeError):
+        return body[:200].decode(errors="replace")
 
 
 if __name__ == "__main__":

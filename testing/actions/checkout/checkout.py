@@ -2,13 +2,15 @@
 
 What actions/checkout@08c6903 documents (action.yml, README.md at that commit) and this does:
 - the repository `repository` of `github-server-url` (default $GITHUB_SERVER_URL) into `path` under
-  $GITHUB_WORKSPACE; `ref` a branch, tag, `refs/...` or SHA; empty: the event's $GITHUB_SHA for the
-  workflow's own repository, else the default branch; `fetch-depth` 1 (0: all history);
+  $GITHUB_WORKSPACE; `ref` a branch, tag, `refs/...` or SHA (a bare name: the branch, else the tag);
+  empty: the event's $GITHUB_SHA for the workflow's own repository, else the default branch;
+  `fetch-depth` 1 (0: all history);
 - the token reaches git as an `http.<server>/.extraheader` AUTHORIZATION header in the local config, kept
-  there only when `persist-credentials` is true ("Set `persist-credentials: false` to opt-out");
+  there only when `persist-credentials` is true ("Set `persist-credentials: false` to opt-out"), a failed
+  fetch included;
 - `clean` true: nothing of an earlier checkout is left (the folder is emptied before the clone);
 - `sparse-checkout`: the patterns, one a line, cone mode unless `sparse-checkout-cone-mode` is false.
-Outputs `ref` and `commit`. Not done: ssh keys, submodules, LFS, tags, safe.directory (one user here).
+Outputs `ref` and `commit`. Not done: ssh keys, submodules, LFS, fetch-tags, safe.directory (one user here).
 
 Sources: https://github.com/actions/checkout/blob/08c6903cd8c0fde910a37f88322edcfb5dd907a8/action.yml and
 README.md at the same commit; git's http.extraHeader, https://git-scm.com/docs/git-config#Documentation/
@@ -36,6 +38,34 @@ def git(*args: str, cwd: Path, quiet: bool = False) -> str:
     return done.stdout
 
 
+def fetch_and_check_out(target: Path, ref: str, env) -> tuple[str, str]:
+    """Fetch `ref` (empty: the default branch) into the repository at target and check it out; return (ref, commit)."""
+    depth = [] if env.get("INPUT_FETCH_DEPTH", "1") == "0" else [f"--depth={env['INPUT_FETCH_DEPTH']}"]
+    if not ref:  # the default branch, as the server names it
+        head = git("ls-remote", "--symref", "origin", "HEAD", cwd=target)
+        ref = head.split()[1] if head.startswith("ref:") else "refs/heads/main"
+    if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref.lower()):
+        git("fetch", "--no-tags", *depth, "origin", ref, cwd=target)
+    else:
+        full = ref if ref.startswith("refs/") else unqualified(target, ref)
+        git("fetch", "--no-tags", *depth, "origin", f"+{full}:{full}", cwd=target)
+    patterns = [p.strip() for p in env.get("INPUT_SPARSE_CHECKOUT", "").splitlines() if p.strip()]
+    if patterns:
+        cone = [] if env.get("INPUT_SPARSE_CHECKOUT_CONE_MODE", "true") == "true" else ["--no-cone"]
+        git("sparse-checkout", "set", *cone, *patterns, cwd=target)
+    git("checkout", "--quiet", "--force", "FETCH_HEAD", cwd=target)
+    return ref, git("rev-parse", "HEAD", cwd=target, quiet=True).strip()
+
+
+def unqualified(target: Path, ref: str) -> str:
+    """Return refs/heads/REF, else refs/tags/REF, whichever the remote has (a branch first)."""
+    found = git("ls-remote", "origin", f"refs/heads/{ref}", f"refs/tags/{ref}", cwd=target).split()[1::2]
+    for full in (f"refs/heads/{ref}", f"refs/tags/{ref}"):
+        if full in found:
+            return full
+    raise SystemExit(f"::error::A branch or tag with the name '{ref}' could not be found")
+
+
 def main() -> None:
     env = os.environ
     workspace = Path(env["GITHUB_WORKSPACE"])
@@ -55,23 +85,11 @@ def main() -> None:
     header = f"http.{server}/.extraheader"
     basic = base64.b64encode(f"x-access-token:{env.get('INPUT_TOKEN', '')}".encode()).decode()
     git("config", "--local", header, f"AUTHORIZATION: basic {basic}", cwd=target, quiet=True)
-    depth = [] if env.get("INPUT_FETCH_DEPTH", "1") == "0" else [f"--depth={env['INPUT_FETCH_DEPTH']}"]
-    if not ref:  # the default branch, as the server names it
-        head = git("ls-remote", "--symref", "origin", "HEAD", cwd=target)
-        ref = head.split()[1] if head.startswith("ref:") else "refs/heads/main"
-    if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref.lower()):
-        git("fetch", "--no-tags", *depth, "origin", ref, cwd=target)
-    else:
-        full = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
-        git("fetch", "--no-tags", *depth, "origin", f"+{full}:{full}", cwd=target)
-    patterns = [p.strip() for p in env.get("INPUT_SPARSE_CHECKOUT", "").splitlines() if p.strip()]
-    if patterns:
-        cone = [] if env.get("INPUT_SPARSE_CHECKOUT_CONE_MODE", "true") == "true" else ["--no-cone"]
-        git("sparse-checkout", "set", *cone, *patterns, cwd=target)
-    git("checkout", "--quiet", "--force", "FETCH_HEAD", cwd=target)
-    commit = git("rev-parse", "HEAD", cwd=target, quiet=True).strip()
-    if env.get("INPUT_PERSIST_CREDENTIALS", "true") != "true":
-        git("config", "--local", "--unset-all", header, cwd=target, quiet=True)
+    try:
+        ref, commit = fetch_and_check_out(target, ref, env)
+    finally:  # whether or not the fetch succeeded: no token is left behind unless asked for
+        if env.get("INPUT_PERSIST_CREDENTIALS", "true") != "true":
+            subprocess.run(["git", "config", "--local", "--unset-all", header], cwd=target, capture_output=True)
     with open(env["GITHUB_OUTPUT"], "a") as out:
         out.write(f"ref={ref}\ncommit={commit}\n")
 
