@@ -435,13 +435,19 @@ def app(world):
                              serialization.NoEncryption()).decode()
 
 
-@needs_node
-def test_an_app_token_for_one_repository_reaches_it_alone_with_the_permissions_asked(world, app):
+def app_token(world, app: str, contents: str):
+    """Return (job, step, token): the stand-in run for a token of the repository `other` alone, with
+    contents `contents`."""
     job = world.job(world.code_token())
     step = job.uses("create-github-app-token", app_id=str(APP_ID), private_key=app, owner=OWNER,
-                    repositories="other", permission_contents="write")
+                    repositories="other", permission_contents=contents)
     assert step.code == 0, step
-    token = step.outputs["token"]
+    return job, step, step.outputs["token"]
+
+
+@needs_node
+def test_an_app_token_for_one_repository_reaches_it_alone_with_the_permissions_asked(world, app):
+    job, step, token = app_token(world, app, "write")
     assert token.startswith("ghs_") and f"::add-mask::{token}" in step.log
     assert step.outputs["app-slug"] == "standin-app" and step.outputs["installation-id"]
 
@@ -477,11 +483,7 @@ def test_an_app_token_for_one_repository_reaches_it_alone_with_the_permissions_a
 
 @needs_node
 def test_the_post_step_revokes_the_app_token(world, app):
-    job = world.job(world.code_token())
-    step = job.uses("create-github-app-token", app_id=str(APP_ID), private_key=app, owner=OWNER,
-                    repositories="other", permission_contents="read")
-    assert step.code == 0, step
-    token = step.outputs["token"]
+    _, step, token = app_token(world, app, "read")
     assert world.api("GET", f"repos/{OTHER}", token)[0] == 200
     post = step.post()
     assert post.returncode == 0 and "Token revoked" in post.stdout, post.stdout + post.stderr
