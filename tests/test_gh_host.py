@@ -28,13 +28,14 @@ REPO = "takedownwatch/takedownwatch"
 pytestmark = pytest.mark.skipif(shutil.which("gh") is None, reason="Debian's gh is needed (.ci/run installs it)")
 
 
-def runner_env(github: LoopbackGitHub, token: str, tmp_path: Path, **more: str) -> dict[str, str]:
+def runner_env(github: LoopbackGitHub, token: str, tmp_path: Path, variable: str = "GH_TOKEN",
+               **more: str) -> dict[str, str]:
     """Return this process's environment with gh's own variables taken out and a runner's put in."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
     given = github.env()
     for name in ("GITHUB_SERVER_URL", "GITHUB_API_URL", "SSL_CERT_FILE", "GIT_SSL_CAINFO"):
         env[name] = given[name]
-    env.update({"GITHUB_REPOSITORY": REPO, "GH_TOKEN": token, "HOME": str(tmp_path / "home"),
+    env.update({"GITHUB_REPOSITORY": REPO, variable: token, "HOME": str(tmp_path / "home"),
                 "GH_PROMPT_DISABLED": "1", "GH_NO_UPDATE_NOTIFIER": "1", **more})
     return env
 
@@ -50,11 +51,12 @@ def github(tmp_path):
         yield server
 
 
+@pytest.mark.parametrize("variable", ["GH_TOKEN", "GITHUB_TOKEN"])  # the steps give gh either (gh help environment)
 @pytest.mark.parametrize("visibility, allowed", [("private", True), ("public", False)])
-def test_require_private_asks_the_github_the_runner_names(github, tmp_path, visibility, allowed):
+def test_require_private_asks_the_github_the_runner_names(github, tmp_path, visibility, allowed, variable):
     github.create_repository(REPO, visibility, auto_init=True)
     token = github.workflow_token(REPO, {"contents": "read", "metadata": "read"})
-    done = run("require_private.sh", REPO, env=runner_env(github, token, tmp_path), cwd=tmp_path)
+    done = run("require_private.sh", REPO, env=runner_env(github, token, tmp_path, variable), cwd=tmp_path)
     assert (done.returncode == 0) is allowed, done.stdout + done.stderr
     if not allowed:
         assert "the GitHub API says it is public" in done.stdout, done.stdout

@@ -14,8 +14,9 @@ if [[ -n "${GITHUB_SERVER_URL:-}" ]]; then
   _gh_host=${_gh_host%%/*}
   if [[ "$_gh_host" != "github.com" ]]; then
     export GH_HOST="$_gh_host"
-    if [[ -n "${GH_TOKEN:-}" && -z "${GH_ENTERPRISE_TOKEN:-}" ]]; then
-      export GH_ENTERPRISE_TOKEN="$GH_TOKEN"
+    # gh reads GH_TOKEN, else GITHUB_TOKEN, for github.com; GH_ENTERPRISE_TOKEN for any other host.
+    if [[ -z "${GH_ENTERPRISE_TOKEN:-}" && -n "${GH_TOKEN:-${GITHUB_TOKEN:-}}" ]]; then
+      export GH_ENTERPRISE_TOKEN="${GH_TOKEN:-$GITHUB_TOKEN}"
     fi
   fi
   unset _gh_host

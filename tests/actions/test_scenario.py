@@ -350,6 +350,7 @@ def test_rollover_then_the_first_collection_of_the_new_period_continues_the_chai
     ok(run(world, "rollover.yml", "rollover", secrets=world.signed, extra_environ=world.clock_environ))
     following = world.record_names((end + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
     assert following["current"] != world.periods["current"]
+    world.new_period = following["current"]
     assert repo(world, following["current"])["visibility"] == "private"
     # An hour into the new period: its first collection seeds it from the period before's last file.
     moved(world, end + timedelta(hours=1))
@@ -364,3 +365,21 @@ def test_rollover_then_the_first_collection_of_the_new_period_continues_the_chai
     verified(world, old, new)
     seeded = [p for p in export_files(new) if (old / p.relative_to(new)).exists()]
     assert seeded and all(len(list(p.parent.glob(p.name + ".*.tsr"))) == 2 for p in seeded), seeded
+
+
+def test_after_the_rollover_archive_and_pages_follow_both_periods_from_their_caches(world, tmp_path):
+    """The jobs that follow every stream (archive, pages) start the new period from their cached
+    databases, which followed the period before: they carry on across the boundary without a rebuild."""
+    submitted = len(world.spn.submissions)
+    done = run(world, "archive.yml", "archive (new period)", secrets=world.signed, extra_environ=world.clock_environ)
+    ok(done)
+    assert len(world.spn.submissions) > submitted  # the new period's captures
+    deployed = len(repo(world, world.repository)["deployments"])
+    done = run(world, "pages.yml", "pages (new period)", secrets=world.signed, extra_environ=world.clock_environ)
+    ok(done, "publish", "build", "deploy")
+    assert len(repo(world, world.repository)["deployments"]) == deployed + 1
+    old = clone(world, world.periods["current"], tmp_path / "old")
+    new = clone(world, world.new_period, tmp_path / "new")
+    assert [p for p in export_files(new / "streams" / "archive") if not (old / p.relative_to(new)).exists()], \
+        "the archive job wrote nothing of its own in the new period"
+    verified(world, old, new)
