@@ -8,7 +8,9 @@
 # are read, and only their new rows merged. With no copy, every stream's database is rebuilt from its
 # folder and the merged one written from them (then every file of the period is read). A record folder
 # checked out sparsely (its newest days: record_repository.sh with RECORD_ALL_STREAMS) is checked out
-# whole first when that is not enough (a stream new to the copy, a copy older than those days).
+# whole first when that is not enough (a stream new to the copy, a copy older than those days). After a
+# rollover, a copy that had not followed the period before to its end (or no copy) follows that period's
+# repository too, read with PREVIOUS_TOKEN.
 #
 # Then, every LEVEL_EVERY_HOURS (4) by the record's clock, the merged database and each stream's own
 # are levelled (`export follow --level-every`, collector/collect/follow_level.py), so neither grows with
@@ -42,9 +44,28 @@ if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)"
     exit 0
   fi
 fi
-if compgen -G "$record/CONTINUES.json" > /dev/null || compgen -G "$record/streams/*/CONTINUES.json" > /dev/null; then
+continued=$(compgen -G "$record/CONTINUES.json" || compgen -G "$record/streams/*/CONTINUES.json" || true)
+if [[ -n "$continued" ]]; then
+  # The record continues the period before's repository, and the database has not followed every stream
+  # to that period's end (a job of the period before wrote after this job's last run, or no copy was
+  # cached): a stream's database resumes in this period's folder only from the period before's last file,
+  # which the folder starts with. Follow both periods' repositories, oldest first, with a token that may
+  # read the period before's (PREVIOUS_TOKEN, the workflow's; a database older than the period before
+  # still needs rebuild-database.yml).
+  previous=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["repository"])' \
+    "$(head -n 1 <<< "$continued")")
+  if [[ -n "${PREVIOUS_TOKEN:-}" ]]; then
+    earlier="$(dirname "$record")/${previous##*/}"
+    echo "following $previous too: the database had not followed every stream to the end of that period" >&2
+    base=${RECORD_URL_BASE:-${GITHUB_SERVER_URL:-https://github.com}}
+    [[ -d "$earlier" ]] || (GITHUB_TOKEN=$PREVIOUS_TOKEN; source "$(dirname "$0")/git_token.sh"
+                            git clone --quiet --depth 1 "$base/$previous.git" "$earlier")
+    if "$python" -m collector export follow --out "$earlier" "${args[@]}"; then
+      exit 0
+    fi
+  fi
   echo "::error::the database that follows every stream could not be brought level, and $record continues \
-an earlier period's record repository: a stream's database is rebuilt from every period's files \
-(python -m collector export follow --out <each period's repository, oldest first> --db $db)" >&2
+$previous: a stream's database is rebuilt from every period's files (run rebuild-database.yml, or \
+python -m collector export follow --out <each period's repository, oldest first> --db $db)" >&2
 fi
 exit 1
