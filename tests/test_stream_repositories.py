@@ -126,3 +126,42 @@ def test_a_job_that_follows_every_stream_checks_out_each_ones_newest_days_and_fo
     assert "checking out the whole" not in second.stderr, second.stderr
     assert checked() == {f"streams/{name}/2026/08/{day}" for name in stores for day in ("06", "07")}
     assert "new export files per stream: bd-1of2 1, hosted-1of2 1" in second.stdout
+
+
+def test_a_follower_behind_the_period_before_follows_its_repository_after_the_rollover(tmp_path):
+    """archive, pages, health: a copy that had not followed a stream to the period before's end resumes in
+    the new period's folder only from that period's last file; follow_database.sh follows the period
+    before's repository too, read with PREVIOUS_TOKEN, and stops saying why without it."""
+    github = FakeGitHub(tmp_path / "gh")
+    assert script(github, "record_repository.sh", "prepare", NOW="2026-12-20T05:23:00Z", **ENV).returncode == 0
+    stores = {"hosted-1of2": Store(tmp_path / "hosted.db")}
+    with stores["hosted-1of2"].transaction() as conn:
+        streams.set_stream(conn, "hosted-1of2")
+    db = tmp_path / "followed.db"
+
+    def follower(label: str, when: datetime, **env: str):
+        clone = tmp_path / "jobs" / label / "record"
+        out = script(github, "record_repository.sh", "checkout", str(clone),
+                     **{**ENV, "NOW": when.isoformat(), "RECORD_ALL_STREAMS": "yes"})
+        assert out.returncode == 0, out.stdout + out.stderr
+        return clone, script(github, "follow_database.sh", str(clone), str(db), LEVEL_EVERY_HOURS="0", **env)
+
+    _slot(github, tmp_path, stores, datetime(2026, 12, 31, 22, 7, tzinfo=timezone.utc), "a")
+    _, done = follower("a", datetime(2026, 12, 31, 22, 10, tzinfo=timezone.utc))
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The stream writes twice more, the second time in the new period (its rollover), before the follower
+    # runs again: its copy is level with neither file it resumes from in 2027's folder.
+    _slot(github, tmp_path, stores, datetime(2026, 12, 31, 23, 52, tzinfo=timezone.utc), "b")
+    assert _slot(github, tmp_path, stores, datetime(2027, 1, 1, 0, 7, tzinfo=timezone.utc), "c") == ["yes"]
+    stores["hosted-1of2"].close()
+    saved = db.read_bytes()
+    _, refused = follower("b", datetime(2027, 1, 1, 0, 10, tzinfo=timezone.utc))
+    assert refused.returncode == 1 and f"continues {CODE}-record-2026" in refused.stderr, refused.stderr
+    assert db.read_bytes() == saved  # left as it was
+    clone, done = follower("c", datetime(2027, 1, 1, 0, 10, tzinfo=timezone.utc), PREVIOUS_TOKEN="read-2026")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"following {CODE}-record-2026 too" in done.stderr
+    earlier = clone.parent / f"{CODE.split('/')[1]}-record-2026"
+    merge.rebuild_record([earlier, clone], tmp_path / "full.db")
+    dump = lambda path: sorted(sqlite3.connect(path).execute("SELECT * FROM runs"))
+    assert dump(db) == dump(tmp_path / "full.db") and len(dump(db)) == 3
