@@ -267,6 +267,13 @@ def _function(name: str, args: list):
         return json.loads(args[0])
     if name == "toJSON":
         return json.dumps(args[0])
+    if name == "contains":
+        # docs.github.com "Evaluate expressions in workflows", contains(search, item): an array holding item,
+        # or a string holding it, without regard to case (a value of another type compared as its string).
+        search, item = args
+        if isinstance(search, list):
+            return any(_equal(element, item) for element in search)
+        return _string(item).lower() in _string(search).lower()
     if name == "format":
         return re.sub(r"\{(\d+)\}", lambda m: _string(args[1 + int(m.group(1))]), args[0])
     raise Unknown(f"the expression function {name}() is not one bench/workflow.py evaluates")

@@ -125,6 +125,12 @@ def test_expressions_evaluate_as_githubs_do():
         == "record-db-7-1"
     assert workflow.evaluate("fromJSON(needs.plan.outputs.matrix)", context) == {"include": [{"a": 1}]}
     assert workflow.truthy("'A' == 'a' && !(1 == 2)", context)
+    # contains(): a string without regard to case, an array by its elements; an output never set is ''
+    names = {**context, "steps": {"names": {"outputs": {"history-names": "tw-record-2026,tw-record-2027"}}}}
+    assert workflow.truthy("contains(steps.names.outputs.history-names, ',')", names)
+    assert not workflow.truthy("contains(steps.names.outputs.history-names, ',')", context)
+    assert workflow.truthy("contains('Hello', 'LL') && contains(fromJSON('[1, 2]'), 2)", context)
+    assert not workflow.truthy("contains(fromJSON('[\"ab\"]'), 'a')", context)
     with pytest.raises(workflow.Unknown):
         workflow.evaluate("hashFiles('x')", context)
 
