@@ -151,53 +151,57 @@ def main() -> None:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     python, server = forkserver.client(work / "forkserver")  # before any thread starts
-    rng = random.Random(args.seed)
-    began = time.monotonic()
-    with Farm() as farm:
-        room = Newsroom(farm, args.outlets, args.per_day, START, -(-hours // 24), seed=args.seed,
-                        odds=Odds().times(args.eventful), change_hours=min(72.0, hours / 6))
-        outage_start = (START + timedelta(hours=round(hours * args.outage_at), minutes=30))
-        outage = (outage_start, outage_start + timedelta(hours=6))
-        room.outlets[0].outages = [(outage[0], outage[0] + timedelta(hours=3), False),
-                                   (outage[0] + timedelta(hours=3), outage[1], True)]
-        spn = FakeSPN(farm, polls=1, expect_auth=f"LOW {SPN_KEYS['IA_ACCESS_KEY']}:{SPN_KEYS['IA_SECRET_KEY']}")
-        releases = FakeReleaseStore(farm, token="sim-token", folder=work / "releases")
-        hosts = {o.id: o.host for o in room.outlets}
-        trust, secrets = signing(work / "trust", farm)
-        runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
-                        args.interval, python, prune=not args.no_prune, cache_from_day=args.cache_from_day,
-                        trust=trust.folder, secrets=secrets)
-        upgrade_at = START + timedelta(hours=hours * args.upgrade_at)
-        print(f"simulating {hours / 24:g} days: {args.outlets} outlets x {args.per_day} articles a day, "
-              f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
-              f"extractor upgrade {upgrade_at:%Y-%m-%d %H:%M}; work folder {work}", flush=True)
-        jobs, undo = [], None
-        for when, kind in schedule(hours, rng, args.pages_every):
-            if undo is None and when >= upgrade_at:
-                undo = upgrade()
-            room.set_clock(when)
-            jobs.append(runner.run_job(kind, when))
-            for host in farm.hosts:  # what the hosts saw is not needed after the job (a year of it would be)
-                host.seen.clear()
-            if jobs[-1].failed:
-                print(f"  FAILED {kind} job at {when:%Y-%m-%d %H:%M}: {jobs[-1].failed[:1500]}", flush=True)
-            if kind == "collect" and when.hour == 23:
-                day = (when - START).days + 1
-                if day % args.report_every == 0 and day < hours // 24:
-                    interim(runner, room, jobs, outage, args, day)
-                if day % max(1, hours // 24 // 36) == 0 or day == hours // 24:
-                    print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
-                          f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
-                          f"this process {_rss() / 2**20:.0f} MiB", flush=True)
-        full = runner.full_database()
-        verdict = judge(full, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
-        copies = archive_figures(runner.merged_database(), [j.scheduled for j in jobs if j.kind == "archive"], jobs[-1].scheduled)
-        repository = runner.repository_bytes()
-        assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
-        if undo:
-            undo()
-        trust.close()
-    os.kill(server, signal.SIGTERM)
+    # The fork server waits on its calls' FIFO and never sees this process go: stopped whatever happens,
+    # or it keeps this process's output open after a failure (a caller waiting on it waits forever).
+    try:
+        rng = random.Random(args.seed)
+        began = time.monotonic()
+        with Farm() as farm:
+            room = Newsroom(farm, args.outlets, args.per_day, START, -(-hours // 24), seed=args.seed,
+                            odds=Odds().times(args.eventful), change_hours=min(72.0, hours / 6))
+            outage_start = (START + timedelta(hours=round(hours * args.outage_at), minutes=30))
+            outage = (outage_start, outage_start + timedelta(hours=6))
+            room.outlets[0].outages = [(outage[0], outage[0] + timedelta(hours=3), False),
+                                       (outage[0] + timedelta(hours=3), outage[1], True)]
+            spn = FakeSPN(farm, polls=1, expect_auth=f"LOW {SPN_KEYS['IA_ACCESS_KEY']}:{SPN_KEYS['IA_SECRET_KEY']}")
+            releases = FakeReleaseStore(farm, token="sim-token", folder=work / "releases")
+            hosts = {o.id: o.host for o in room.outlets}
+            trust, secrets = signing(work / "trust", farm)
+            runner = Runner(work, replica.registry_toml(hosts, {"sim": list(hosts)}), spn.base, releases.base,
+                            args.interval, python, prune=not args.no_prune, cache_from_day=args.cache_from_day,
+                            trust=trust.folder, secrets=secrets)
+            upgrade_at = START + timedelta(hours=hours * args.upgrade_at)
+            print(f"simulating {hours / 24:g} days: {args.outlets} outlets x {args.per_day} articles a day, "
+                  f"{len(room.stories())} articles; outage of {room.outlets[0].id} {outage[0]:%Y-%m-%d %H:%M} + 6 h; "
+                  f"extractor upgrade {upgrade_at:%Y-%m-%d %H:%M}; work folder {work}", flush=True)
+            jobs, undo = [], None
+            for when, kind in schedule(hours, rng, args.pages_every):
+                if undo is None and when >= upgrade_at:
+                    undo = upgrade()
+                room.set_clock(when)
+                jobs.append(runner.run_job(kind, when))
+                for host in farm.hosts:  # what the hosts saw is not needed after the job (a year of it would be)
+                    host.seen.clear()
+                if jobs[-1].failed:
+                    print(f"  FAILED {kind} job at {when:%Y-%m-%d %H:%M}: {jobs[-1].failed[:1500]}", flush=True)
+                if kind == "collect" and when.hour == 23:
+                    day = (when - START).days + 1
+                    if day % args.report_every == 0 and day < hours // 24:
+                        interim(runner, room, jobs, outage, args, day)
+                    if day % max(1, hours // 24 // 36) == 0 or day == hours // 24:
+                        print(f"  day {day:>3} ({time.monotonic() - began:5.0f} s): database "
+                              f"{runner.cache.stat().st_size / 2**20:.0f} MiB, last collection {jobs[-1].wall:.1f} s, "
+                              f"this process {_rss() / 2**20:.0f} MiB", flush=True)
+            full = runner.full_database()
+            verdict = judge(full, room, [j.scheduled for j in jobs if j.kind == "collect"], outage)
+            copies = archive_figures(runner.merged_database(), [j.scheduled for j in jobs if j.kind == "archive"], jobs[-1].scheduled)
+            repository = runner.repository_bytes()
+            assets = sum(a.size for r in releases.releases.values() for a in r.assets.values())
+            if undo:
+                undo()
+            trust.close()
+    finally:
+        os.kill(server, signal.SIGTERM)
     figures = summarise(jobs, args, verdict, repository, assets, time.monotonic() - began)
     figures["archive"] = copies
     cache = runner.actions_cache
