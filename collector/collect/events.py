@@ -37,7 +37,7 @@ from collector.clock import parse_instant
 from collector.parse.extract import extract, extractor_fingerprint
 from collector.parse.textnorm import normalise_for_comparison
 from collector.net.warcread import WarcReadError, read_response_body
-from collector.record import dormant
+from collector.record import fold
 from collector.record.streams import next_id
 
 KINDS = ("gone", "reappeared", "changed")
@@ -92,10 +92,9 @@ def after_check(ctx, conn, check) -> list[str]:
 
 def article_age_hours(conn, article_id: int, at: str) -> float:
     """Return the hours from the article's first capture to the instant `at`."""
-    first = conn.execute("SELECT MIN(since) FROM (SELECT MIN(captured_at) AS since FROM snapshots "
-                         "WHERE article_id = ? AND purpose = 'capture' UNION ALL "
-                         f"SELECT since FROM {dormant.TABLE} WHERE article_id = ?)",  # a dormant article's
-                         (article_id, article_id)).fetchone()[0]
+    row = conn.execute(f"SELECT first_capture_at FROM {fold.TABLE} WHERE article_id = ?",  # record/fold.py
+                       (article_id,)).fetchone()
+    first = row[0] if row else None
     return (parse_instant(at) - parse_instant(first)).total_seconds() / 3600
 
 

@@ -15,9 +15,9 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   a month a release reads, with a snapshot or an event kept); every other
   address is known by a digest of its key (record/articles.py KNOWN_KEYS),
   so a page listed again is not queued again;
-* for each article still inside its revisit window (a check not yet
-  performed, due now or later: collect/revisits.py) that is quiet
-  (collect/keep.py), one dormant row (record/dormant.py) and none of its rows;
+* of every article owed a check (due now or later) or whose rows are kept,
+  its schedule (the articles' projection, record/fold.py); of each owed one
+  that is quiet (collect/keep.py), one dormant row (record/dormant.py);
 * for each other (a row of the last settings.WORKING_RECENT_HOURS; a
   follow-up or retry owed; an absence open; a capture the archive job has not
   seen confirmed; a comparison still retried, settings.COMPARISON_RETRY_DAYS):
@@ -39,8 +39,7 @@ database as it was, unless every row it would leave out is already in the
 record: the database must be level with the folder's last export file (its
 head names that file, by SHA-256; the resume or rebuild that brought it
 level checked the chain up to it), hold no row after that file's last ids
-and no state that differs from the record's. The working database's search index holds only what is added after
-levelling: search is the full database's.
+and no state that differs from the record's. Search is the full database's.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, compact, dormant, schema, shadows
+from collector.record import articles as identities, compact, dormant, fold, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -161,6 +160,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 held = keep.select(conn, articles, follow_ups, iso(recent), awake, archive_queue)
                 _boundaries(conn, ranges)
                 _copy(conn, iso(recent), awake, ranges)
+                fold.keep(conn, articles)  # the schedules still read (record/fold.py): owed a check, or rows kept
                 if figures:
                     tallies.keep(conn, since)
                 if hold_dormant:

@@ -101,8 +101,11 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
     of a check that failed for a passing reason (settings.RECHECK_RETRY_HOURS
     after the try before, at most 1 + that many tries). Follow-ups and tries
     may be taken settings.RECHECK_SLACK_MINUTES early. With `outlets`, only
-    their articles' checks (a shard's: collect/shards.py). The due test comes
-    before the NOT EXISTS probe so slots still in the future cost no index lookup.
+    their articles' checks (a shard's: collect/shards.py). Regular slots are
+    read from the articles' projection (record/fold.py: first capture, slots
+    checked, outlet), the same in a levelled working database as
+    in a full one; a slot already checked is passed over before any date
+    arithmetic, so an article whose slots are all checked costs little.
     """
     slots = [(f"{_label(h)}h", float(h)) for h in settings.RECHECK_SCHEDULE_HOURS]
     follow = [(_label(h), float(h)) for h in settings.GONE_FOLLOWUP_HOURS]
@@ -111,17 +114,14 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
     WITH slots(slot, hours) AS (VALUES {_pairs("s", len(slots))}),
          follow(label, hours) AS (VALUES {_pairs("f", len(follow))}),
          retry(try, hours) AS (VALUES {_pairs("r", len(retry))}),
-         first AS (SELECT article_id, MIN(since) AS since FROM (
-                     SELECT article_id, captured_at AS since FROM snapshots WHERE purpose = 'capture'
-                     UNION ALL SELECT article_id, since FROM {dormant.TABLE}) GROUP BY article_id),
+         first AS (SELECT article_id, first_capture_at AS since, slots FROM fold_articles
+                   WHERE first_capture_at IS NOT NULL),
          pending AS (
            SELECT f.article_id, s.slot, NULL AS follows, NULL AS retry_of, 1 AS try, f.since, s.hours,
                   0 AS early
            FROM first f CROSS JOIN slots s
-           WHERE julianday(f.since) + s.hours / 24.0 <= julianday(:until)
-             AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = f.article_id AND c.slot = s.slot)
-             AND NOT EXISTS (SELECT 1 FROM {dormant.TABLE} d WHERE d.article_id = f.article_id
-                             AND instr(d.slots, ',' || s.slot || ',') > 0)
+           WHERE instr(f.slots, ',' || s.slot || ',') = 0
+             AND julianday(f.since) + s.hours / 24.0 <= julianday(:until)
            UNION ALL
            SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, NULL, 1, o.performed_at,
                   h.hours, 1
@@ -137,10 +137,10 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
            WHERE {_retried()} AND julianday(o.performed_at) + r.hours / 24.0 - :slack <= julianday(:until)
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = o.article_id AND c.slot = {_NEXT_TRY}))
     SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early,
-           COALESCE(a.outlet_id, d.outlet_id) AS outlet_id, a.url, julianday(p.since) + p.hours / 24.0 AS due_day
-    FROM pending p LEFT JOIN articles a ON a.id = p.article_id LEFT JOIN {dormant.TABLE} d ON d.article_id = p.article_id
-    WHERE (a.id IS NOT NULL OR d.article_id IS NOT NULL)
-      AND (:outlets IS NULL OR COALESCE(a.outlet_id, d.outlet_id) IN (SELECT value FROM json_each(:outlets)))"""
+           f.outlet_id, a.url, julianday(p.since) + p.hours / 24.0 AS due_day
+    FROM pending p JOIN fold_articles f ON f.article_id = p.article_id LEFT JOIN articles a ON a.id = p.article_id
+    WHERE f.outlet_id IS NOT NULL
+      AND (:outlets IS NULL OR f.outlet_id IN (SELECT value FROM json_each(:outlets)))"""
     names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow), ("r", retry))
              for n in range(len(rows)) for col in "ab"]
     values = [v for row in slots + follow + retry for v in row]

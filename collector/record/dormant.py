@@ -7,12 +7,10 @@ latest snapshot: about 10 KB an article with real addresses, 1.46 million
 articles after a year at 40 outlets) was 15 GiB after a year. `export level`
 keeps instead, for each *quiet* article (every check it is owed is a regular
 slot, none of its rows is in the recent ledger, its last check that said
-anything said present, no capture of it awaits the archive), one row of TABLE:
+anything said present, no capture of it awaits the archive), one row of TABLE
+(its schedule, first capture, slots checked, outlet and address, is in the
+articles' projection, record/fold.py, as every article's is):
 
-* `since`, when its first capture was made (what its slots are counted from),
-  and `slots`, the regular slots it has been checked at (',1h,6h,24h,'):
-  collector/collect/revisits.py schedules from these as from its checks;
-* `outlet_id`, for a shard's choice of articles;
 * `rows`, compressed, the record's own rows a revisit reads, exactly as the
   record holds them: the article, its addresses, its latest snapshot's storage
   row (with the digests of its text, record/compact.py), and its latest check.
@@ -137,21 +135,13 @@ def _insert(conn, table: str, row: dict) -> None:
 
 # -- made by `export level` -----------------------------------------------------------
 
-def regular_slots(labels: Iterable[str]) -> set[str]:
-    """Return the regular slots among check slot labels ('24h'; not a retry '24h#2' nor a follow-up)."""
-    return {s for s in labels if s and "#" not in s and not s.startswith("followup:")}
-
-
-def slots_text(slots: Iterable[str]) -> str:
-    ordered = sorted(set(slots), key=lambda s: float(s[:-1]))
-    return "," + ",".join(ordered) + "," if ordered else ","
-
-
 def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
     """Write main.TABLE's rows of these articles from src (attached): their rows there, and any row src held.
 
     An article's rows are the newest of what src holds of it (a run woke it
-    and revisited it) and what its src row packed (what src left out).
+    and revisited it) and what its src row packed (what src left out). Its
+    schedule (first capture, slots checked, outlet, address) is not here: the
+    articles' projection holds it (record/fold.py), in every database.
     Returns how many rows were written.
     """
     written = 0
@@ -164,9 +154,8 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
         conn.executemany("INSERT INTO temp.dormant_ids VALUES (?)", [(i,) for i in ids])
         old = {}
         if has_old:
-            old = {r[0]: (r[1], r[2], unpack(r[3])) for r in conn.execute(
-                f"SELECT d.article_id, d.since, d.slots, d.rows FROM src.{TABLE} d JOIN temp.dormant_ids k "
-                "ON k.id = d.article_id")}
+            old = {r[0]: unpack(r[1]) for r in conn.execute(
+                f"SELECT d.article_id, d.rows FROM src.{TABLE} d JOIN temp.dormant_ids k ON k.id = d.article_id")}
         found: dict[str, dict[int, list[dict]]] = {t: defaultdict(list) for t in PACKED}
         queries = {
             "articles": "SELECT a.* FROM src.articles a JOIN temp.dormant_ids k ON k.id = a.id",
@@ -183,25 +172,16 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
             for row in conn.execute(sql):
                 row = {k: row[k] for k in row.keys() if k != "_n"}
                 found[table][row["id"] if table == "articles" else row["article_id"]].append(row)
-        slots = defaultdict(set)
-        for article_id, slot in conn.execute(
-                "SELECT c.article_id, c.slot FROM src.checks c JOIN temp.dormant_ids k ON k.id = c.article_id"):
-            slots[article_id].add(slot)
-        firsts = dict(conn.execute(
-            "SELECT s.article_id, MIN(s.captured_at) FROM src.snapshot_rows s JOIN temp.dormant_ids k "
-            "ON k.id = s.article_id WHERE s.purpose = 'capture' GROUP BY s.article_id").fetchall())
         batch = []
         for article_id in ids:
-            since, old_slots, packed = old.get(article_id, (None, ",", {t: [] for t in (*PACKED, compact.TABLE)}))
+            packed = old.get(article_id, {t: [] for t in (*PACKED, compact.TABLE)})
             rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in PACKED}
             if not rows["articles"] or not rows["snapshot_rows"]:
                 raise ValueError(f"article {article_id} cannot be made dormant: its identity or its latest "
                                  "snapshot is neither in the database nor in its dormant row")
             rows[compact.TABLE] = _digests(conn, rows["snapshot_rows"][0]["text_id"], packed[compact.TABLE], held)
-            first = min(x for x in (since, firsts.get(article_id)) if x)
-            every = regular_slots(slots[article_id]) | regular_slots(old_slots.strip(",").split(","))
-            batch.append((article_id, rows["articles"][0]["outlet_id"], first, slots_text(every), pack(rows)))
-        conn.executemany(f"INSERT INTO main.{TABLE} VALUES (?, ?, ?, ?, ?)", batch)
+            batch.append((article_id, pack(rows)))
+        conn.executemany(f"INSERT INTO main.{TABLE} (article_id, rows) VALUES (?, ?)", batch)
         written += len(batch)
     conn.execute("DROP TABLE IF EXISTS temp.dormant_ids")
     return written

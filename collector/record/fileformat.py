@@ -59,6 +59,7 @@ ORDER = ("outlet_groups", "outlets", "runs", "request_intents", "requests", "sou
          "comparisons", "events", "archive_submissions", "vantage_differences", "capture_queue", "run_finishes",
          "warc_files")
 BOOKKEEPING_PREFIX = "export_"  # export_head, export_shadow_<table>: the export's own state
+DERIVED_PREFIX = "fold_"  # projections folded from the rows (record/fold.py): never exported, made again from them
 # Long values that repeat an earlier row's are written as {"$same": id}:
 # column -> the column whose equal value makes a row "earlier" (None: any row).
 REPEATS = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from collector.errors import BadUsage
+from collector.record import fold
 from collector.record.store import Store, expected_triggers, trigger_problems
 from collector.record.streams import next_id
 
@@ -35,6 +36,8 @@ def restore_triggers(store: Store, operator: str, reason: str, now: str) -> list
                 continue
             conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
             conn.execute(sql)
+        if any(fold.TABLE in finding for finding in findings):
+            fold.refold(conn)  # rows inserted while a trigger of the projection was missing: folded now
         conn.execute("INSERT INTO operator_actions (id, acted_at, operator, action, reason, findings) "
                      "VALUES (?, ?, ?, 'restore_triggers', ?, ?)",
                      (next_id(conn, "operator_actions"), now, operator, reason,

@@ -2,12 +2,12 @@
 
 Observation tables are append-only: triggers make UPDATE and DELETE fail, so
 no code path (ours or an operator's sqlite3 shell) can edit the record.
-State tables (the capture queue, the registry mirror, run bookkeeping) are
-kept apart and may change.
+State tables (the capture queue, the registry mirror, run bookkeeping) are kept apart and may change.
 """
 
 from __future__ import annotations
 
+from collector.record import fold
 from collector.record.dormant_table import V15
 from collector.record.triggers import append_only_triggers
 from collector.record.ledger_schema import V9
@@ -38,8 +38,7 @@ APPEND_ONLY_TABLES = (
     "comparisons",
 )
 
-# Tables that store a record table kept as a view: the view is what the record,
-# the readers and the exports see; these are its storage, append-only too.
+# Tables that store a record table kept as a view (what the record, readers and exports see), append-only too.
 STORAGE_TABLES = {
     "listing_entry_values": "listing_entries",
     "listing_items": "listing_entries",
@@ -397,4 +396,5 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
 # 14: a database that follows every stream, how far it has read each (collector/record/follow.py).
 # 15: a levelled working database's dormant articles (record/dormant.py). 16: files it exported (record/written.py).
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16)
+# 17: the articles' projection folded by triggers (record/fold.py), a function given the connection and `execute`.
+MIGRATIONS: tuple = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16, fold.migrate)

@@ -77,14 +77,14 @@ class Store:
                 had = set(self.db.table_names()) if current else set()
                 for number, script in enumerate(schema.MIGRATIONS, start=1):
                     if number > current:
-                        self._executescript_in_tx(script)
+                        run(self.conn, script, self._executescript_in_tx)
                         self.conn.execute(f"PRAGMA user_version = {number}")
                 # Only a table a migration just created gets its triggers here: a
                 # trigger missing from an older table is tampering, never recreated.
                 for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
                     if table not in had and self.db[table].exists():  # a view has its own triggers
                         self._executescript_in_tx(schema.append_only_triggers(table))
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError) as exc:  # ValueError: a row a migration reads is damaged (record/fold.py)
             raise StoreError(f"cannot migrate database {self.path}: {exc}") from exc
         self.tampering = trigger_problems(self.conn)
 
@@ -200,6 +200,14 @@ def _sql_value(value: Any) -> Any:
     return value
 
 
+def run(conn: sqlite3.Connection, script, execute) -> None:
+    """Run one migration: a script, statement by statement, or a function given the connection and `execute`."""
+    if callable(script):
+        script(conn, execute)
+    else:
+        execute(script)
+
+
 def _split_sql(script: str) -> list[str]:
     """Return the statements of a script, keeping trigger bodies whole."""
     statements: list[str] = []
@@ -229,8 +237,7 @@ def expected_triggers() -> dict[str, str]:
         search.register_functions(conn)
         try:
             for script in schema.MIGRATIONS:
-                for statement in _split_sql(script):
-                    conn.execute(statement)
+                run(conn, script, lambda text: [conn.execute(s) for s in _split_sql(text)])
             for table in (*schema.APPEND_ONLY_TABLES, *schema.STORAGE_TABLES):
                 if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                                 (table,)).fetchone():

@@ -11,7 +11,7 @@ from collector.clock import iso
 from collector.collect.level import level
 from collector.collect.revisits import due_checks
 from collector.publish.history import History
-from collector.record import compact, dormant, export
+from collector.record import compact, dormant, export, fold
 from collector.record.fileformat import read_lines, repeated_id
 from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
@@ -66,9 +66,17 @@ def test_a_quiet_article_is_one_dormant_row_and_is_scheduled_as_in_the_full_data
         column = "id" if table == "articles" else "article_id"  # but a table's last (the boundary an export checks)
         assert rows_of(working, f"SELECT COUNT(*) FROM {table} WHERE {column} IN (?, ?, ?) AND id < "
                                 f"(SELECT MAX(id) FROM {table})", articles) == [(0,)]
-    row = rows_of(working, f"SELECT since, slots FROM {dormant.TABLE} WHERE article_id = ?", (ids["same"],))[0]
+    # Its schedule is the articles' projection's (record/fold.py), the same row as the full database's.
+    row = rows_of(working, f"SELECT first_capture_at, slots FROM {fold.TABLE} WHERE article_id = ?", (ids["same"],))[0]
     assert row == (rows_of(full, "SELECT MIN(captured_at) FROM snapshots WHERE article_id = ? AND purpose = "
                                  "'capture'", (ids["same"],))[0][0], ",1h,6h,24h,")
+    whole = fold.projection(Store(full).conn)
+    kept = fold.projection(Store(working).conn)  # every article owed a check, or whose rows are kept
+    assert kept == {a: whole[a] for a in kept} and whole == fold.from_rows(Store(full).conn)
+    held = {r[0] for r in rows_of(working, "SELECT id FROM articles UNION SELECT article_id FROM snapshot_rows "
+                                           "UNION SELECT article_id FROM checks")}
+    owed = {d.article_id for d in due_checks(Store(full), LATE + timedelta(days=800))}
+    assert set(kept) == owed | held and set(articles) <= owed  # an article owed nothing, its rows gone: left out
     for hours in (0, 72, 168, 720, 8760, 9000):  # every slot still owed falls due as the full database says
         at = LATE - timedelta(hours=168) + timedelta(hours=hours)
         assert due(working, at) == due(full, at)
@@ -104,6 +112,11 @@ def test_a_dormant_articles_revisit_writes_the_full_databases_rows_and_export(qu
     # The record with the working database's file rebuilds whole.
     counts = rebuild(tmp_path / "record-working", tmp_path / "rebuilt.db")
     assert counts["checks"] == 8 + 9 + 6
+    # Its schedule, folded in the levelled database, is the rebuilt one's and the full one's.
+    rebuilt = Store(tmp_path / "rebuilt.db").conn
+    whole, kept = fold.projection(rebuilt), fold.projection(Store(working).conn)
+    assert whole == fold.from_rows(rebuilt) == fold.projection(Store(full).conn)
+    assert kept == {a: whole[a] for a in kept} and set(ids.values()) - {ids["old"]} <= set(kept)
 
 
 def test_the_next_level_makes_them_dormant_again_with_every_slot_checked(quiet, tmp_path):
@@ -114,8 +127,14 @@ def test_the_next_level_makes_them_dormant_again_with_every_slot_checked(quiet, 
     export.export_new(Store(working), folder, now=LATE + timedelta(minutes=5))
     later = LATE + timedelta(days=3)
     level(working, folder, later, History.open(tmp_path / "published"))
-    slots = rows_of(working, f"SELECT article_id, slots FROM {dormant.TABLE} ORDER BY 1")
-    assert slots == [(ids[n], ",1h,6h,24h,72h,168h,") for n in ("same", "edited", "gone")]
+    assert [r[0] for r in rows_of(working, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == [
+        ids[n] for n in ("same", "edited", "gone")]
+    slots = rows_of(working, f"SELECT article_id, slots FROM {fold.TABLE} WHERE article_id IN (?, ?, ?) ORDER BY 1",
+                    [ids[n] for n in ("same", "edited", "gone")])
+    assert [(a, fold.slot_set(s)) for a, s in slots] == [
+        (ids[n], {"1h", "6h", "24h", "72h", "168h"}) for n in ("same", "edited", "gone")]
+    whole, kept = fold.projection(Store(full).conn), fold.projection(Store(working).conn)
+    assert kept == {a: whole[a] for a in kept} and {ids[n] for n in ("same", "edited", "gone")} <= set(kept)
     assert rows_of(working, "SELECT COUNT(*) FROM checks WHERE article_id = ?", (ids["edited"],)) == [(0,)]
     at = LATE - timedelta(hours=168) + timedelta(hours=720)
     assert due(working, at) == due(full, at) != []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 
-from collector.record import export as ex, follow, merge, streams, tables
+from collector.record import export as ex, fold, follow, merge, streams, tables
 from collector.record.store import Store
 from testing import replica
 
@@ -69,6 +69,10 @@ def _check(tmp_path, root, db, n: int) -> follow.Followed:
     full = tmp_path / f"full-{n}.db"
     merge.rebuild_record([root], full)
     assert _rows(db) == _rows(full), n
+    # The articles' projection (record/fold.py), folded as each increment's rows arrived, is the full merge's.
+    followed, merged = sqlite3.connect(db), sqlite3.connect(full)
+    assert fold.projection(followed) == fold.projection(merged) == fold.from_rows(merged), n
+    followed.close(), merged.close()
     return done
 
 

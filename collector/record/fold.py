@@ -1,0 +1,156 @@
+"""Migration 17: the articles' projection, folded forward from the appended rows in every database.
+
+What a revisit is scheduled by: per article its outlet (its `articles`
+row's), its first capture (the earliest
+`snapshot_rows` row of purpose 'capture': what its regular slots count from)
+and the regular slots it has been checked at (every `checks` slot that is not
+a retry, '24h#2', nor a follow-up, 'followup:...'), as a set written
+',1h,6h,24h,' in the order the checks arrived. TABLE holds one row an article,
+and the triggers below fold each row into it as the row is inserted, whatever
+inserts it: a run, `export rebuild` (whole or resumed), a follower's merge,
+`export level` copying the rows it keeps, a dormant article woken. Each value
+is a set, a minimum or the article row's own, so the order rows arrive in (a
+stream late, a merge table by table, a capture before its article's row) does
+not change it, and a row folded twice changes nothing: the projection equals
+the rows by construction (`from_rows` computes it from them;
+tests/record/test_fold.py holds the two equal on real collections, full,
+levelled, rebuilt and followed).
+
+A levelled working database leaves rows out (collector/collect/level.py) and
+keeps, of TABLE, every article still owed a check and every article whose
+rows it keeps (`keep`): the scheduler (collector/collect/revisits.py) reads
+the same schedule whatever database it runs on, and an article owed nothing
+more whose rows are gone is read by nothing. TABLE is derived, never an
+observation: its name starts with fileformat.DERIVED_PREFIX, it is never
+exported, and the record's rows make it again.
+
+Before migration 17 a levelled database held a quiet article's first capture,
+slots and outlet in its dormant row (record/dormant.py); `migrate` folds
+those in, then drops the three columns. (The address a dormant article is
+revisited at stays in its packed rows: about 80 bytes an article kept once.)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from collector.record.dormant_table import TABLE as DORMANT
+
+TABLE = "fold_articles"
+
+CREATE = f"""
+CREATE TABLE {TABLE} (
+    article_id INTEGER PRIMARY KEY,
+    outlet_id TEXT,                 -- the articles row's (NULL until it arrives)
+    first_capture_at TEXT,          -- MIN(captured_at) of its capture snapshots: what its slots count from
+    slots TEXT NOT NULL DEFAULT ',' -- the regular slots checked: ',1h,6h,24h,'
+);
+CREATE TRIGGER {TABLE}_article AFTER INSERT ON articles
+BEGIN
+    INSERT INTO {TABLE} (article_id, outlet_id) VALUES (NEW.id, NEW.outlet_id)
+    ON CONFLICT (article_id) DO UPDATE SET outlet_id = excluded.outlet_id;
+END;
+CREATE TRIGGER {TABLE}_capture AFTER INSERT ON snapshot_rows WHEN NEW.purpose = 'capture'
+BEGIN
+    INSERT INTO {TABLE} (article_id, first_capture_at) VALUES (NEW.article_id, NEW.captured_at)
+    ON CONFLICT (article_id) DO UPDATE SET first_capture_at = excluded.first_capture_at
+     WHERE {TABLE}.first_capture_at IS NULL OR excluded.first_capture_at < {TABLE}.first_capture_at;
+END;
+CREATE TRIGGER {TABLE}_slot AFTER INSERT ON checks
+WHEN instr(NEW.slot, '#') = 0 AND substr(NEW.slot, 1, 9) != 'followup:'
+BEGIN
+    INSERT INTO {TABLE} (article_id, slots) VALUES (NEW.article_id, ',' || NEW.slot || ',')
+    ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2)
+     WHERE instr({TABLE}.slots, excluded.slots) = 0;
+END;
+"""
+
+COLUMNS = ("article_id", "outlet_id", "first_capture_at", "slots")
+
+
+def regular(slot: str | None) -> bool:
+    """Return True for a regular slot label ('24h'), not a retry ('24h#2') nor a follow-up: what TABLE's slots hold."""
+    return bool(slot) and "#" not in slot and not slot.startswith("followup:")
+
+
+def slot_set(text: str | None) -> frozenset[str]:
+    """Return the slots of a slots text (',1h,6h,' -> {'1h', '6h'})."""
+    return frozenset(s for s in (text or "").split(",") if s)
+
+
+def slots_text(slots: Iterable[str]) -> str:
+    """Return a set of slots as TABLE writes them, ordered by hours (',1h,6h,24h,')."""
+    ordered = sorted(set(slots), key=lambda s: (float(s[:-1]) if s[:-1].replace(".", "", 1).isdigit() else 1e18, s))
+    return "," + ",".join(ordered) + "," if ordered else ","
+
+
+def projection(conn: sqlite3.Connection, schema: str = "main") -> dict[int, tuple]:
+    """Return TABLE as {article_id: (outlet_id, first_capture_at, frozenset of slots)}."""
+    return {r[0]: (r[1], r[2], slot_set(r[3])) for r in conn.execute(
+        f"SELECT article_id, outlet_id, first_capture_at, slots FROM {schema}.{TABLE}")}
+
+
+def from_rows(conn: sqlite3.Connection) -> dict[int, tuple]:
+    """Return the projection computed from the database's rows alone, as `projection` gives it (a full database's
+    equals TABLE: the test of the fold)."""
+    out: dict[int, list] = defaultdict(lambda: [None, None, set()])
+    for article_id, outlet_id in conn.execute("SELECT id, outlet_id FROM articles"):
+        out[article_id][0] = outlet_id
+    for article_id, first in conn.execute("SELECT article_id, MIN(captured_at) FROM snapshot_rows "
+                                          "WHERE purpose = 'capture' GROUP BY article_id"):
+        out[article_id][1] = first
+    for article_id, slot in conn.execute("SELECT article_id, slot FROM checks"):
+        if regular(slot):
+            out[article_id][2].add(slot)
+        else:
+            out[article_id]  # an article with only retries or follow-ups still has its row
+    return {a: (v[0], v[1], frozenset(v[2])) for a, v in out.items()}
+
+
+def migrate(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
+    """Migration 17: create TABLE and its triggers, fold in every row the database holds and its dormant rows'
+    schedules (their first capture, slots and outlet), then drop those columns from the dormant table."""
+    execute(CREATE)
+    folded = from_rows(conn)
+    dormant = conn.execute(f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{DORMANT}'").fetchone()
+    if dormant and {"since", "slots"} <= {r[1] for r in conn.execute(f"PRAGMA table_info({DORMANT})")}:
+        for article_id, outlet_id, since, slots in conn.execute(
+                f"SELECT article_id, outlet_id, since, slots FROM {DORMANT}"):
+            outlet, first, done = folded.get(article_id, (None, None, frozenset()))
+            if not since or not slots.startswith(",") or not slots.endswith(","):
+                raise ValueError(f"dormant article {article_id}'s schedule is damaged: since {since!r}, "
+                                 f"slots {slots!r}")
+            folded[article_id] = (outlet or outlet_id, min(x for x in (first, since) if x), done | slot_set(slots))
+        for column in ("since", "slots", "outlet_id"):
+            execute(f"ALTER TABLE {DORMANT} DROP COLUMN {column}")
+    conn.executemany(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)",
+                     [(a, o, f, slots_text(s)) for a, (o, f, s) in sorted(folded.items())])
+
+
+def refold(conn: sqlite3.Connection) -> int:
+    """Fold every row the database holds into TABLE again, over what it holds (union, minimum, the article row's);
+    return how many articles it holds. What `export restore-triggers` runs after putting back a trigger of TABLE:
+    rows inserted while it was missing were not folded (a levelled database's rows left out were, before)."""
+    held = projection(conn)
+    for article_id, (outlet, first, done) in from_rows(conn).items():
+        was_outlet, was_first, was_done = held.get(article_id, (None, None, frozenset()))
+        held[article_id] = (outlet or was_outlet, min((x for x in (first, was_first) if x), default=None),
+                            done | was_done)
+    conn.executemany(f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)",
+                     [(a, o, f, slots_text(s)) for a, (o, f, s) in sorted(held.items())])
+    return len(held)
+
+
+def keep(conn: sqlite3.Connection, owed: Iterable[int], source: str = "src") -> int:
+    """Copy from an attached database (a level's source) the rows of TABLE a levelled database keeps: of the
+    articles `owed` a check and of every article whose rows main holds (after they were copied: what their
+    triggers folded in is replaced by the whole row). Return how many rows were kept."""
+    conn.execute("CREATE TEMP TABLE fold_owed (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
+    conn.executemany("INSERT OR IGNORE INTO temp.fold_owed VALUES (?)", [(a,) for a in owed])
+    conn.execute(f"""INSERT OR REPLACE INTO main.{TABLE} SELECT f.* FROM {source}.{TABLE} f
+        WHERE f.article_id IN (SELECT id FROM temp.fold_owed UNION SELECT id FROM main.articles
+                               UNION SELECT article_id FROM main.snapshot_rows UNION SELECT article_id FROM main.checks)""")
+    conn.execute("DROP TABLE temp.fold_owed")
+    return conn.execute(f"SELECT COUNT(*) FROM main.{TABLE}").fetchone()[0]
