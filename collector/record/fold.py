@@ -80,12 +80,6 @@ def slot_set(text: str | None) -> frozenset[str]:
     return frozenset(s for s in (text or "").split(",") if s)
 
 
-def slots_text(slots: Iterable[str]) -> str:
-    """Return a set of slots as TABLE writes them, ordered by hours (',1h,6h,24h,')."""
-    ordered = sorted(set(slots), key=lambda s: (float(s[:-1]) if s[:-1].replace(".", "", 1).isdigit() else 1e18, s))
-    return "," + ",".join(ordered) + "," if ordered else ","
-
-
 def projection(conn: sqlite3.Connection, schema: str = "main") -> dict[int, tuple]:
     """Return TABLE as {article_id: (outlet_id, first_capture_at, frozenset of slots)}."""
     return {r[0]: (r[1], r[2], slot_set(r[3])) for r in conn.execute(
@@ -109,38 +103,67 @@ def from_rows(conn: sqlite3.Connection) -> dict[int, tuple]:
     return {a: (v[0], v[1], frozenset(v[2])) for a, v in out.items()}
 
 
+# Each statement folds a table's rows in as its trigger would, one row at a time, in SQL (a full database
+# of two years holds millions of articles: nothing is read into memory). Over what TABLE holds: a set, a
+# minimum, the article row's.
+_FOLD_ROWS = (
+    f"""INSERT INTO {TABLE} (article_id, outlet_id) SELECT id, outlet_id FROM articles WHERE true
+        ON CONFLICT (article_id) DO UPDATE SET outlet_id = excluded.outlet_id""",
+    f"""INSERT INTO {TABLE} (article_id, first_capture_at)
+        SELECT article_id, MIN(captured_at) FROM snapshot_rows WHERE purpose = 'capture' GROUP BY article_id
+        ON CONFLICT (article_id) DO UPDATE SET first_capture_at = excluded.first_capture_at
+         WHERE {TABLE}.first_capture_at IS NULL OR excluded.first_capture_at < {TABLE}.first_capture_at""",
+    f"""INSERT INTO {TABLE} (article_id, slots)
+        SELECT article_id, ',' || slot || ',' FROM checks
+         WHERE instr(slot, '#') = 0 AND substr(slot, 1, 9) != 'followup:' ORDER BY id
+        ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2)
+         WHERE instr({TABLE}.slots, excluded.slots) = 0""",
+)
+# A dormant row's schedule before migration 17: its outlet where no articles row gave one, its first capture,
+# and each of its slots (',1h,6h,' read as a JSON list).
+_FOLD_DORMANT = (
+    f"""INSERT INTO {TABLE} (article_id, outlet_id, first_capture_at)
+        SELECT article_id, outlet_id, since FROM {DORMANT} WHERE true
+        ON CONFLICT (article_id) DO UPDATE SET outlet_id = COALESCE({TABLE}.outlet_id, excluded.outlet_id),
+            first_capture_at = CASE WHEN {TABLE}.first_capture_at IS NULL
+                OR excluded.first_capture_at < {TABLE}.first_capture_at THEN excluded.first_capture_at
+                ELSE {TABLE}.first_capture_at END""",
+    f"""INSERT INTO {TABLE} (article_id, slots)
+        SELECT d.article_id, ',' || j.value || ',' FROM {DORMANT} d,
+               json_each('["' || replace(trim(d.slots, ','), ',', '","') || '"]') j
+         WHERE j.value != '' ORDER BY d.article_id, j.key
+        ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2)
+         WHERE instr({TABLE}.slots, excluded.slots) = 0""",
+)
+
+
 def migrate(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
     """Migration 17: create TABLE and its triggers, fold in every row the database holds and its dormant rows'
     schedules (their first capture, slots and outlet), then drop those columns from the dormant table."""
     execute(CREATE)
-    folded = from_rows(conn)
+    for statement in _FOLD_ROWS:
+        conn.execute(statement)
     dormant = conn.execute(f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{DORMANT}'").fetchone()
     if dormant and {"since", "slots"} <= {r[1] for r in conn.execute(f"PRAGMA table_info({DORMANT})")}:
-        for article_id, outlet_id, since, slots in conn.execute(
-                f"SELECT article_id, outlet_id, since, slots FROM {DORMANT}"):
-            outlet, first, done = folded.get(article_id, (None, None, frozenset()))
-            if not since or not slots.startswith(",") or not slots.endswith(","):
-                raise ValueError(f"dormant article {article_id}'s schedule is damaged: since {since!r}, "
-                                 f"slots {slots!r}")
-            folded[article_id] = (outlet or outlet_id, min(x for x in (first, since) if x), done | slot_set(slots))
+        damaged = conn.execute(f"""SELECT article_id, since, slots FROM {DORMANT} WHERE since IS NULL
+            OR since NOT GLOB '[0-9][0-9][0-9][0-9]-*' OR slots NOT LIKE ',%' OR slots NOT LIKE '%,'
+            OR instr(slots, ' ') > 0 OR instr(slots, '"') > 0 LIMIT 1""").fetchone()
+        if damaged:
+            raise ValueError(f"dormant article {damaged[0]}'s schedule is damaged: since {damaged[1]!r}, "
+                             f"slots {damaged[2]!r}")
+        for statement in _FOLD_DORMANT:
+            conn.execute(statement)
         for column in ("since", "slots", "outlet_id"):
             execute(f"ALTER TABLE {DORMANT} DROP COLUMN {column}")
-    conn.executemany(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)",
-                     [(a, o, f, slots_text(s)) for a, (o, f, s) in sorted(folded.items())])
 
 
 def refold(conn: sqlite3.Connection) -> int:
-    """Fold every row the database holds into TABLE again, over what it holds (union, minimum, the article row's);
-    return how many articles it holds. What `export restore-triggers` runs after putting back a trigger of TABLE:
-    rows inserted while it was missing were not folded (a levelled database's rows left out were, before)."""
-    held = projection(conn)
-    for article_id, (outlet, first, done) in from_rows(conn).items():
-        was_outlet, was_first, was_done = held.get(article_id, (None, None, frozenset()))
-        held[article_id] = (outlet or was_outlet, min((x for x in (first, was_first) if x), default=None),
-                            done | was_done)
-    conn.executemany(f"INSERT OR REPLACE INTO {TABLE} ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)",
-                     [(a, o, f, slots_text(s)) for a, (o, f, s) in sorted(held.items())])
-    return len(held)
+    """Fold every row the database holds into TABLE again, over what it holds; return how many articles it
+    holds. What `export restore-triggers` runs after putting back a trigger of TABLE: rows inserted while it
+    was missing were not folded (a levelled database's rows left out were, before they left)."""
+    for statement in _FOLD_ROWS:
+        conn.execute(statement)
+    return conn.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
 
 
 def keep(conn: sqlite3.Connection, owed: Iterable[int], source: str = "src") -> int:

@@ -199,3 +199,19 @@ def test_restoring_a_dropped_trigger_of_the_projection_folds_the_rows_inserted_w
     found = restore_triggers(store, "A. Rahman", "trigger dropped by hand", iso(START))
     assert found == [f"trigger {fold.TABLE}_slot is missing"] and store.tampering == []
     assert fold.projection(store.conn) == fold.from_rows(store.conn) and "8760h" in fold.projection(store.conn)[article][2]
+
+
+def test_a_dormant_article_woken_and_revisited_before_the_migration_keeps_both_schedules(tmp_path):
+    working_path = _fixture(tmp_path, "working")
+    raw = sqlite3.connect(working_path)
+    article, outlet, since, slots = raw.execute(
+        f"SELECT article_id, outlet_id, since, slots FROM {dormant.TABLE} ORDER BY 1 LIMIT 1").fetchone()
+    performed = iso(datetime.fromisoformat(since.replace("Z", "+00:00")) + timedelta(hours=72))
+    raw.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, request_chain, "
+                "outcome, opens_absence, try_number) VALUES (9999, ?, '72h', ?, ?, 1, 'u', 'ok', '[]', 'present', "
+                "0, 1)", (article, performed, performed))  # its rows woken (record/dormant.py wake), then checked
+    raw.commit()
+    raw.close()
+    store = Store(working_path)
+    assert fold.projection(store.conn)[article] == (outlet, since, fold.slot_set(slots) | {"72h"})
+    assert "72h" not in slots and store.tampering == []
