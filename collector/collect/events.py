@@ -92,7 +92,7 @@ def after_check(ctx, conn, check) -> list[str]:
 
 def article_age_hours(conn, article_id: int, at: str) -> float:
     """Return the hours from the article's first capture to the instant `at`."""
-    row = conn.execute(f"SELECT first_capture_at FROM {fold.TABLE} WHERE article_id = ?",  # record/fold.py
+    row = conn.execute(f"SELECT {fold.text_sql('first_capture_us')} FROM {fold.TABLE} WHERE article_id = ?",
                        (article_id,)).fetchone()
     first = row[0] if row else None
     return (parse_instant(at) - parse_instant(first)).total_seconds() / 3600

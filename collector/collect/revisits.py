@@ -45,7 +45,7 @@ from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
 from collector.net.fetcher import Response
-from collector.record import dormant
+from collector.record import dormant, fold
 from collector.record.store import Store
 from collector.record.streams import next_id
 
@@ -114,14 +114,14 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
     WITH slots(slot, hours) AS (VALUES {_pairs("s", len(slots))}),
          follow(label, hours) AS (VALUES {_pairs("f", len(follow))}),
          retry(try, hours) AS (VALUES {_pairs("r", len(retry))}),
-         first AS (SELECT article_id, first_capture_at AS since, slots FROM fold_articles
-                   WHERE first_capture_at IS NOT NULL),
+         first AS (SELECT article_id, first_capture_us AS us, slots FROM fold_articles
+                   WHERE first_capture_us IS NOT NULL),
          pending AS (
-           SELECT f.article_id, s.slot, NULL AS follows, NULL AS retry_of, 1 AS try, f.since, s.hours,
-                  0 AS early
+           SELECT f.article_id, s.slot, NULL AS follows, NULL AS retry_of, 1 AS try, {fold.text_sql('f.us')} AS since,
+                  s.hours, 0 AS early
            FROM first f CROSS JOIN slots s
            WHERE instr(f.slots, ',' || s.slot || ',') = 0
-             AND julianday(f.since) + s.hours / 24.0 <= julianday(:until)
+             AND {fold.julian_sql('f.us')} + s.hours / 24.0 <= julianday(:until)
            UNION ALL
            SELECT o.article_id, 'followup:' || o.id || '+' || h.label || 'h', o.id, NULL, 1, o.performed_at,
                   h.hours, 1

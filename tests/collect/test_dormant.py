@@ -67,7 +67,7 @@ def test_a_quiet_article_is_one_dormant_row_and_is_scheduled_as_in_the_full_data
         assert rows_of(working, f"SELECT COUNT(*) FROM {table} WHERE {column} IN (?, ?, ?) AND id < "
                                 f"(SELECT MAX(id) FROM {table})", articles) == [(0,)]
     # Its schedule is the articles' projection's (record/fold.py), the same row as the full database's.
-    row = rows_of(working, f"SELECT first_capture_at, slots FROM {fold.TABLE} WHERE article_id = ?", (ids["same"],))[0]
+    row = rows_of(working, f"SELECT {fold.text_sql('first_capture_us')}, slots FROM {fold.TABLE} WHERE article_id = ?", (ids["same"],))[0]
     assert row == (rows_of(full, "SELECT MIN(captured_at) FROM snapshots WHERE article_id = ? AND purpose = "
                                  "'capture'", (ids["same"],))[0][0], ",1h,6h,24h,")
     whole = fold.projection(Store(full).conn)

@@ -215,3 +215,19 @@ def test_a_dormant_article_woken_and_revisited_before_the_migration_keeps_both_s
     store = Store(working_path)
     assert fold.projection(store.conn)[article] == (outlet, since, fold.slot_set(slots) | {"72h"})
     assert "72h" not in slots and store.tampering == []
+
+
+@pytest.mark.parametrize("text", ["2027-02-05T00:00:00.075599Z", "2027-12-31T23:59:59.999999Z",
+                                  "2026-01-01T00:00:00.000000Z", "2027-02-05T06:00:00.000001+06:00",
+                                  "2027-02-05T00:00:00Z"])
+def test_a_first_capture_is_held_to_the_microsecond_and_read_back_as_the_records_text(text):
+    conn = sqlite3.connect(":memory:")
+    micros = conn.execute(f"SELECT {fold.micros_sql(':t')}", {"t": text}).fetchone()[0]
+    instant = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+    exact = (instant - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
+    if text == iso(instant):  # the record's own text: exact, and read back as it was written
+        assert micros == exact and conn.execute(f"SELECT {fold.text_sql(':m')}", {"m": micros}).fetchone()[0] == text
+    else:  # any other: as SQLite's date functions read it, to the millisecond
+        assert abs(micros - exact) < 1000
+    julian = conn.execute(f"SELECT {fold.julian_sql(':m')}, julianday(:t)", {"m": micros, "t": iso(instant)}).fetchone()
+    assert abs(julian[0] - julian[1]) < 1.2e-8  # julianday() keeps milliseconds
