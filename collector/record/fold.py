@@ -13,8 +13,10 @@ is a set, a minimum or the article row's own, so the order rows arrive in (a
 stream late, a merge table by table, a capture before its article's row) does
 not change it, and a row folded twice changes nothing: the projection equals
 the rows by construction (`from_rows` computes it from them;
-tests/record/test_fold.py holds the two equal on real collections, full,
-levelled, rebuilt and followed).
+tests/record/test_fold.py holds the two equal in random orders and on
+databases the code before wrote, tests/record/test_follow.py on a follower
+after every increment, tests/collect/test_dormant.py on real collections,
+levelled, revisited and rebuilt).
 
 A levelled working database leaves rows out (collector/collect/level.py) and
 keeps, of TABLE, every article still owed a check and every article whose
@@ -27,7 +29,7 @@ exported, and the record's rows make it again.
 Before migration 17 a levelled database held a quiet article's first capture,
 slots and outlet in its dormant row (record/dormant.py); `migrate` folds
 those in, then drops the three columns. (The address a dormant article is
-revisited at stays in its packed rows: about 80 bytes an article kept once.)
+revisited at stays in its packed rows, where it is compressed with the rest.)
 """
 
 from __future__ import annotations
