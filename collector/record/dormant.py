@@ -8,8 +8,8 @@ articles after a year at 40 outlets) was 15 GiB after a year. `export level`
 keeps instead, for each *quiet* article (every check it is owed is a regular
 slot, none of its rows is in the recent ledger, its last check that said
 anything said present, no capture of it awaits the archive), one row of TABLE
-(its schedule, first capture, slots checked, outlet and address, is in the
-articles' projection, record/fold.py, as every article's is):
+(its schedule, first capture, slots checked and outlet, is in the articles'
+projection, record/fold.py, as every article's is; its address, in `rows`):
 
 * `rows`, compressed, the record's own rows a revisit reads, exactly as the
   record holds them: the article, its addresses, its latest snapshot's storage
@@ -140,8 +140,8 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
 
     An article's rows are the newest of what src holds of it (a run woke it
     and revisited it) and what its src row packed (what src left out). Its
-    schedule (first capture, slots checked, outlet, address) is not here: the
-    articles' projection holds it (record/fold.py), in every database.
+    schedule (first capture, slots checked, outlet) is not here: the articles'
+    projection holds it (record/fold.py), in every database.
     Returns how many rows were written.
     """
     written = 0

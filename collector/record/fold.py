@@ -67,6 +67,20 @@ def julian_sql(micros: str) -> str:
     return f"({micros} / 86400000000.0 + 2440587.5)"
 
 
+# How each value is folded in, the same for a trigger's one row and a bulk statement's many: the article row's
+# outlet; the earlier first capture; a slot added to the set unless it is in it already.
+_ON_OUTLET = "ON CONFLICT (article_id) DO UPDATE SET outlet_id = excluded.outlet_id"
+_ON_FIRST = (f"ON CONFLICT (article_id) DO UPDATE SET first_capture_us = excluded.first_capture_us "
+             f"WHERE {TABLE}.first_capture_us IS NULL OR excluded.first_capture_us < {TABLE}.first_capture_us")
+_ON_SLOT = (f"ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2) "
+            f"WHERE instr({TABLE}.slots, excluded.slots) = 0")
+
+
+def _regular_sql(slot: str) -> str:
+    """Return the SQL test of a regular slot label (`regular`)."""
+    return f"instr({slot}, '#') = 0 AND substr({slot}, 1, 9) != 'followup:'"
+
+
 CREATE = f"""
 CREATE TABLE {TABLE} (
     article_id INTEGER PRIMARY KEY,
@@ -76,25 +90,18 @@ CREATE TABLE {TABLE} (
 );
 CREATE TRIGGER {TABLE}_article AFTER INSERT ON articles
 BEGIN
-    INSERT INTO {TABLE} (article_id, outlet_id) VALUES (NEW.id, NEW.outlet_id)
-    ON CONFLICT (article_id) DO UPDATE SET outlet_id = excluded.outlet_id;
+    INSERT INTO {TABLE} (article_id, outlet_id) VALUES (NEW.id, NEW.outlet_id) {_ON_OUTLET};
 END;
 CREATE TRIGGER {TABLE}_capture AFTER INSERT ON snapshot_rows WHEN NEW.purpose = 'capture'
 BEGIN
     INSERT INTO {TABLE} (article_id, first_capture_us) VALUES (NEW.article_id, {micros_sql("NEW.captured_at")})
-    ON CONFLICT (article_id) DO UPDATE SET first_capture_us = excluded.first_capture_us
-     WHERE {TABLE}.first_capture_us IS NULL OR excluded.first_capture_us < {TABLE}.first_capture_us;
+    {_ON_FIRST};
 END;
-CREATE TRIGGER {TABLE}_slot AFTER INSERT ON checks
-WHEN instr(NEW.slot, '#') = 0 AND substr(NEW.slot, 1, 9) != 'followup:'
+CREATE TRIGGER {TABLE}_slot AFTER INSERT ON checks WHEN {_regular_sql("NEW.slot")}
 BEGIN
-    INSERT INTO {TABLE} (article_id, slots) VALUES (NEW.article_id, ',' || NEW.slot || ',')
-    ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2)
-     WHERE instr({TABLE}.slots, excluded.slots) = 0;
+    INSERT INTO {TABLE} (article_id, slots) VALUES (NEW.article_id, ',' || NEW.slot || ',') {_ON_SLOT};
 END;
 """
-
-COLUMNS = ("article_id", "outlet_id", "first_capture_us", "slots")
 
 
 def regular(slot: str | None) -> bool:
@@ -107,10 +114,10 @@ def slot_set(text: str | None) -> frozenset[str]:
     return frozenset(s for s in (text or "").split(",") if s)
 
 
-def projection(conn: sqlite3.Connection, schema: str = "main") -> dict[int, tuple]:
+def projection(conn: sqlite3.Connection) -> dict[int, tuple]:
     """Return TABLE as {article_id: (outlet_id, first capture as the record's text, frozenset of slots)}."""
     return {r[0]: (r[1], r[2], slot_set(r[3])) for r in conn.execute(
-        f"SELECT article_id, outlet_id, {text_sql('first_capture_us')}, slots FROM {schema}.{TABLE}")}
+        f"SELECT article_id, outlet_id, {text_sql('first_capture_us')}, slots FROM {TABLE}")}
 
 
 def from_rows(conn: sqlite3.Connection) -> dict[int, tuple]:
@@ -123,10 +130,9 @@ def from_rows(conn: sqlite3.Connection) -> dict[int, tuple]:
                                           "FROM snapshot_rows WHERE purpose = 'capture' GROUP BY article_id"):
         out[article_id][1] = first
     for article_id, slot in conn.execute("SELECT article_id, slot FROM checks"):
+        slots = out[article_id][2]  # an article with only retries or follow-ups still has its row
         if regular(slot):
-            out[article_id][2].add(slot)
-        else:
-            out[article_id]  # an article with only retries or follow-ups still has its row
+            slots.add(slot)
     return {a: (v[0], v[1], frozenset(v[2])) for a, v in out.items()}
 
 
@@ -134,34 +140,24 @@ def from_rows(conn: sqlite3.Connection) -> dict[int, tuple]:
 # of two years holds millions of articles: nothing is read into memory). Over what TABLE holds: a set, a
 # minimum, the article row's.
 _FOLD_ROWS = (
-    f"""INSERT INTO {TABLE} (article_id, outlet_id) SELECT id, outlet_id FROM articles WHERE true
-        ON CONFLICT (article_id) DO UPDATE SET outlet_id = excluded.outlet_id""",
+    f"INSERT INTO {TABLE} (article_id, outlet_id) SELECT id, outlet_id FROM articles WHERE true {_ON_OUTLET}",
     f"""INSERT INTO {TABLE} (article_id, first_capture_us)
         SELECT article_id, MIN({micros_sql("captured_at")}) FROM snapshot_rows WHERE purpose = 'capture'
-         GROUP BY article_id
-        ON CONFLICT (article_id) DO UPDATE SET first_capture_us = excluded.first_capture_us
-         WHERE {TABLE}.first_capture_us IS NULL OR excluded.first_capture_us < {TABLE}.first_capture_us""",
+         GROUP BY article_id {_ON_FIRST}""",
     f"""INSERT INTO {TABLE} (article_id, slots)
-        SELECT article_id, ',' || slot || ',' FROM checks
-         WHERE instr(slot, '#') = 0 AND substr(slot, 1, 9) != 'followup:' ORDER BY id
-        ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2)
-         WHERE instr({TABLE}.slots, excluded.slots) = 0""",
+        SELECT article_id, ',' || slot || ',' FROM checks WHERE {_regular_sql("slot")} ORDER BY id {_ON_SLOT}""",
 )
 # A dormant row's schedule before migration 17: its outlet where no articles row gave one, its first capture,
 # and each of its slots (',1h,6h,' read as a JSON list).
 _FOLD_DORMANT = (
-    f"""INSERT INTO {TABLE} (article_id, outlet_id, first_capture_us)
-        SELECT article_id, outlet_id, {micros_sql("since")} FROM {DORMANT} WHERE true
-        ON CONFLICT (article_id) DO UPDATE SET outlet_id = COALESCE({TABLE}.outlet_id, excluded.outlet_id),
-            first_capture_us = CASE WHEN {TABLE}.first_capture_us IS NULL
-                OR excluded.first_capture_us < {TABLE}.first_capture_us THEN excluded.first_capture_us
-                ELSE {TABLE}.first_capture_us END""",
+    f"""INSERT INTO {TABLE} (article_id, outlet_id) SELECT article_id, outlet_id FROM {DORMANT} WHERE true
+        ON CONFLICT (article_id) DO UPDATE SET outlet_id = COALESCE({TABLE}.outlet_id, excluded.outlet_id)""",
+    f"""INSERT INTO {TABLE} (article_id, first_capture_us)
+        SELECT article_id, {micros_sql("since")} FROM {DORMANT} WHERE true {_ON_FIRST}""",
     f"""INSERT INTO {TABLE} (article_id, slots)
         SELECT d.article_id, ',' || j.value || ',' FROM {DORMANT} d,
                json_each('["' || replace(trim(d.slots, ','), ',', '","') || '"]') j
-         WHERE j.value != '' ORDER BY d.article_id, j.key
-        ON CONFLICT (article_id) DO UPDATE SET slots = {TABLE}.slots || substr(excluded.slots, 2)
-         WHERE instr({TABLE}.slots, excluded.slots) = 0""",
+         WHERE j.value != '' ORDER BY d.article_id, j.key {_ON_SLOT}""",
 )
 
 

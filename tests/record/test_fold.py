@@ -103,7 +103,7 @@ def test_the_projection_is_never_exported_and_never_an_observation(tmp_path):
 
     store = insert(tmp_path / "db.db", [(t, r) for t, table in synthetic(4, 5).items() for r in table])
     assert fold.TABLE not in record_tables(store.conn)
-    # Derived: a trigger-made table may change (the fold updates it); the record's tables may not.
+    # The projection beside it changes the record in nothing: its tables stay append-only.
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         store.conn.execute("UPDATE checks SET slot = '6h' WHERE id = 1")
 
