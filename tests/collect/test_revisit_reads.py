@@ -7,7 +7,9 @@ statement is prepared, every table or view it reads (SQLITE_READ; a view's or a 
 carry its name, and only the names a statement itself reads, in a WITH clause too, are counted here). A whole revisit's
 statements are told apart with the trace callback (it runs as each statement starts, in the calling
 thread): a SELECT's reads are the revisit's questions; the reads an INSERT's foreign keys make, and
-the stream's next id (collector/record/streams.py next_id), are not, as the page says.
+the stream's next id (collector/record/streams.py next_id), are not, as the page says. The store runs
+each statement, prepared and started, under its lock (collector/record/store.py), so the revisit's
+threads (an outlet's, its fetches') never interleave one statement's reads with another's.
 """
 
 from __future__ import annotations
