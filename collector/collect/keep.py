@@ -22,7 +22,7 @@ from collector.record import dormant, schema
 from collector.wayback.answers import PERMANENT_EXTS
 
 def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: str,
-           archive_queue: bool = True) -> list[int]:
+           archive_queue: bool = True, hold_dormant: bool = True) -> list[int]:
     """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
 
     `articles` are those with a check still owed (collect/revisits.py
@@ -33,6 +33,8 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
     the archive job submits its captures from the database that follows
     every stream, and its answers are never in this one) a capture the
     archive has not confirmed keeps nothing awake: here, none ever is.
+    With `hold_dormant` False (a database no job revisits from) the quiet
+    articles are only left out (see quiet).
     """
     for name in ("articles", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
         # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
@@ -50,7 +52,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
         UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
            AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
         days=settings.COMPARISON_RETRY_DAYS))})
-    held = quiet(conn, follow_ups, archive_queue)
+    held = quiet(conn, follow_ups, archive_queue, hold_dormant)
     conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
     conn.execute("""INSERT OR IGNORE INTO keep_snapshots
         SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
@@ -122,10 +124,13 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
     return held
 
 
-def quiet(conn, follow_ups: set[int], archive_queue: bool = True) -> list[int]:
+def quiet(conn, follow_ups: set[int], archive_queue: bool = True, hold_dormant: bool = True) -> list[int]:
     """Return the articles of keep_articles to hold as dormant rows, and take them out of keep_articles.
 
-    With `archive_queue` False, whether the archive confirmed a capture is not asked (see select).
+    With `archive_queue` False, whether the archive confirmed a capture is not asked (see select). With
+    `hold_dormant` False they are only left out, so an article is not kept for want of what a dormant row
+    packs: the projection still says it is owed a check after its capture was left out (record/fold.py),
+    and its later rows (a stream's revisit, merged in) would otherwise be kept until its window ended.
     """
     conn.execute("CREATE TEMP TABLE keep_awake (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT OR IGNORE INTO keep_awake VALUES (?)", [(a,) for a in sorted(follow_ups)])
@@ -142,11 +147,12 @@ def quiet(conn, follow_ups: set[int], archive_queue: bool = True) -> list[int]:
         SELECT s.article_id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND ? AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""", (int(archive_queue),))
-    # Nothing to count its slots from, or no latest snapshot to compare with: kept as it is.
+    # Nothing to count its slots from, or no latest snapshot to compare with: kept as it is (what a dormant row packs).
     dormant_before = f"SELECT article_id FROM src.{dormant.TABLE}" if dormant.exists(conn, "src") else "SELECT 0 WHERE 0"
     conn.execute(f"""INSERT OR IGNORE INTO keep_awake
-        SELECT k.id FROM keep_articles k WHERE k.id NOT IN ({dormant_before}) AND NOT EXISTS (
-            SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = k.id AND s.purpose = 'capture')""")
+        SELECT k.id FROM keep_articles k WHERE ? AND k.id NOT IN ({dormant_before}) AND NOT EXISTS (
+            SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = k.id AND s.purpose = 'capture')""",
+                 (int(hold_dormant),))
     held = [r[0] for r in conn.execute("SELECT id FROM keep_articles WHERE id NOT IN (SELECT id FROM keep_awake) "
                                        "ORDER BY id")]
     conn.execute("DELETE FROM temp.keep_articles WHERE id NOT IN (SELECT id FROM keep_awake)")

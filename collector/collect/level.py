@@ -157,7 +157,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             with new.transaction():
                 hours = settings.WORKING_RECENT_HOURS if awake_hours is None else awake_hours
                 awake = iso(now - timedelta(hours=hours))
-                held = keep.select(conn, articles, follow_ups, iso(recent), awake, archive_queue)
+                held = keep.select(conn, articles, follow_ups, iso(recent), awake, archive_queue, hold_dormant)
                 _boundaries(conn, ranges)
                 _copy(conn, iso(recent), awake, ranges)
                 fold.keep(conn, articles)  # the schedules still read (record/fold.py): owed a check, or rows kept
