@@ -78,8 +78,8 @@ class Reads:
             return
         pending, self._pending = self._pending, []
         word = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
-        next_id = any(f.name == "next_id" and f.filename.endswith("streams.py") for f in traceback.extract_stack())
-        if word in ("SELECT", "WITH") and not next_id:
+        if word in ("SELECT", "WITH") and not any(f.name == "next_id" and f.filename.endswith("streams.py")
+                                                  for f in traceback.extract_stack()):
             self.asked.update(pending)
 
 
