@@ -12,9 +12,9 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   vantage differences and operator actions, whole;
 * the article identities and their addresses (articles, article_urls) of
   every article a job reads (revisited, a figure's, first seen or queued in
-  a month a release reads, with a snapshot or an event kept); every other
-  address is known by a digest of its key (record/articles.py KNOWN_KEYS),
-  so a page listed again is not queued again;
+  a month a release reads, with a snapshot or an event kept); every
+  address is known by a digest of its key in the address keys' projection
+  (record/fold_keys.py), kept whole, so a page listed again is not queued again;
 * of every article owed a check (due now or later) or whose rows are kept,
   its schedule (the articles' projection, record/fold.py); of each owed one
   that is quiet (collect/keep.py), one dormant row (record/dormant.py);
@@ -57,7 +57,7 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, compact, dormant, fold, schema, shadows
+from collector.record import compact, dormant, fold, fold_keys, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -86,7 +86,7 @@ class Levelled:
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
           new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True,
-          identity_digests: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
+          hold_dormant: bool = True, awake_hours: float | None = None,
           check=None, ranges: list[tuple[int, int]] = ()) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
@@ -104,10 +104,9 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     an archive answer: none is ever recorded in that database.
 
     A database that follows every stream (collect/follow_level.py) levels its
-    streams' own databases with identity_digests=True (of every article left out,
-    its key's digest, id and first sighting: a merge maps one address several
-    streams recorded to one article by them, record/articles.py IDENTITIES)
-    and itself with hold_dormant=False (no job revisits from it, so a quiet
+    streams' own databases as a job's (their address keys' projection, kept
+    whole, is what a merge maps one address several streams recorded to one
+    article by: record/merge.py article_map) and itself with hold_dormant=False (no job revisits from it, so a quiet
     article's rows are only left out), awake_hours (what its job reads back,
     settings.WORKING_RECENT_HOURS by default) and its own `check` (a callable
     given the source Store, raising ExportError) instead of out_dir's head;
@@ -161,12 +160,11 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 _boundaries(conn, ranges)
                 _copy(conn, iso(recent), awake, ranges)
                 fold.keep(conn, articles)  # the schedules still read (record/fold.py): owed a check, or rows kept
+                fold_keys.keep(conn)  # every address key, whole (record/fold_keys.py)
                 if figures:
                     tallies.keep(conn, since)
                 if hold_dormant:
                     _dormant(conn, held)
-                if identity_digests:
-                    _identities(conn)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):
                         shadows.copy_table(conn, table)  # as exported: the state equals the record's
@@ -301,11 +299,10 @@ def _copy(conn, recent: str, whole: str, ranges=()) -> None:
     conn.execute("INSERT INTO main.snapshot_rows SELECT * FROM src.snapshot_rows "
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
     _texts(conn, whole)
-    _known_keys(conn)
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
                                       f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
-    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, identities.KNOWN_KEYS, dormant.TABLE}):
+    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, dormant.TABLE}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             where = _merged_kept(conn) if table == MERGED_TABLE and ranges else ""
@@ -361,31 +358,6 @@ def _dormant(conn, held: list[int]) -> None:
         held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
     dormant.make(conn, held)
-
-
-def _identities(conn) -> None:
-    """Write main's identities: the source's, and each left-out article's key digest, id and first sighting."""
-    table = identities.IDENTITIES
-    conn.execute(identities.CREATE_IDENTITIES)
-    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE name = ?", (table,)).fetchone():
-        conn.execute(f"INSERT OR IGNORE INTO main.{table} SELECT * FROM src.{table}")
-    rows = conn.execute("SELECT url_key, id, first_seen_at FROM src.articles "
-                        "WHERE id NOT IN (SELECT id FROM main.articles)")
-    insert = f"INSERT OR IGNORE INTO main.{table} VALUES (?, ?, ?)"
-    while batch := rows.fetchmany(10000):
-        conn.executemany(insert, [(identities.key_digest(key), i, seen) for key, i, seen in batch])
-
-
-def _known_keys(conn) -> None:
-    """Write main's known-key digests: the source's, and every key of an article whose rows are left out."""
-    conn.execute(identities.CREATE_KNOWN_KEYS)
-    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE name = ?", (identities.KNOWN_KEYS,)).fetchone():
-        conn.execute(f"INSERT OR IGNORE INTO main.{identities.KNOWN_KEYS} SELECT digest FROM src.{identities.KNOWN_KEYS}")
-    rows = conn.execute("""SELECT url_key FROM src.articles WHERE id NOT IN (SELECT id FROM main.articles)
-        UNION SELECT url_key FROM src.article_urls WHERE article_id NOT IN (SELECT id FROM main.articles)""")
-    insert = f"INSERT OR IGNORE INTO main.{identities.KNOWN_KEYS} VALUES (?)"
-    while batch := rows.fetchmany(10000):
-        conn.executemany(insert, [(identities.key_digest(key),) for (key,) in batch])
 
 
 def _count(conn, db: str, table: str) -> int:

@@ -7,10 +7,11 @@ every address stays, beside the key it was compared by.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 
 from collector.urls import comparison_key
+from collector.record import fold_keys
+from collector.record.fold_keys import digest as key_digest  # noqa: F401  (the name callers know it by)
 from collector.record.streams import next_id
 
 
@@ -22,35 +23,11 @@ def article_key(url: str) -> str:
         return url
 
 
-# A levelled working database (collector/collect/level.py) keeps the identity rows of the articles a job
-# still reads; every other address is known by a 128-bit digest of its key in this table (bookkeeping, never
-# exported; `export rebuild` makes the full database with every row).
-KNOWN_KEYS = "export_known_keys"
-CREATE_KNOWN_KEYS = f"CREATE TABLE IF NOT EXISTS {KNOWN_KEYS} (digest BLOB PRIMARY KEY) WITHOUT ROWID"
-
-
-# A stream's own database beside one that follows every stream, levelled (collector/collect/follow_level.py),
-# keeps of each article it leaves out the digest of its key, its id and when it was first seen: what a merge
-# maps an address several streams recorded by (collector/record/merge.py article_map). Bookkeeping too.
-IDENTITIES = "export_identities"
-CREATE_IDENTITIES = (f"CREATE TABLE IF NOT EXISTS {IDENTITIES} (digest BLOB PRIMARY KEY, article_id INTEGER NOT NULL, "
-                     "first_seen_at TEXT NOT NULL) WITHOUT ROWID")
-
-
-def key_digest(key: str) -> bytes:
-    """Return the digest an address key is known by in KNOWN_KEYS (the first 16 bytes of its SHA-256)."""
-    return hashlib.sha256(key.encode("utf-8")).digest()[:16]
-
-
 def known(conn: sqlite3.Connection, key: str) -> bool:
-    """Return True when an address with this key was queued or belongs to an article already."""
-    if (conn.execute("SELECT 1 FROM capture_queue WHERE url_key = ?", (key,)).fetchone()
-            or conn.execute("SELECT 1 FROM article_urls WHERE url_key = ?", (key,)).fetchone()):
-        return True
-    try:
-        return conn.execute(f"SELECT 1 FROM {KNOWN_KEYS} WHERE digest = ?", (key_digest(key),)).fetchone() is not None
-    except sqlite3.OperationalError:  # a database never levelled holds every article's rows
-        return False
+    """Return True when an address with this key was queued or belongs to an article already: the queue, or the
+    address keys' projection (record/fold_keys.py), which a levelled database keeps whole."""
+    return (conn.execute("SELECT 1 FROM capture_queue WHERE url_key = ?", (key,)).fetchone() is not None
+            or fold_keys.known(conn, key))
 
 
 def new_article(conn: sqlite3.Connection, outlet_id: str, url: str, key: str, stamp: str, run_id: int) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from collector.errors import BadUsage
-from collector.record import fold
+from collector.record import fold, fold_keys
 from collector.record.store import Store, expected_triggers, trigger_problems
 from collector.record.streams import next_id
 
@@ -38,6 +38,8 @@ def restore_triggers(store: Store, operator: str, reason: str, now: str) -> list
             conn.execute(sql)
         if any(fold.TABLE in finding for finding in findings):
             fold.refold(conn)  # rows inserted while a trigger of the projection was missing: folded now
+        if any(fold_keys.TABLE in finding for finding in findings):
+            fold_keys.refold(conn)
         conn.execute("INSERT INTO operator_actions (id, acted_at, operator, action, reason, findings) "
                      "VALUES (?, ?, ?, 'restore_triggers', ?, ?)",
                      (next_id(conn, "operator_actions"), now, operator, reason,

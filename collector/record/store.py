@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from collector.record import schema, search
+from collector.record import fold_keys, schema, search
 from collector.record.fileformat import APPEND_BY_ID
 from collector.record.streams import next_id
 from collector.errors import RecordWriteError, TakedownWatchError
@@ -54,6 +54,7 @@ class Store:
                 self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.row_factory = sqlite3.Row
             search.register_functions(self.conn)  # the search index's folding (migration 8 and after)
+            fold_keys.register(self.conn)  # the address keys' digests (migration 18 and after)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self.db = sqlite_utils.Database(self.conn)
@@ -235,6 +236,7 @@ def expected_triggers() -> dict[str, str]:
     if not _EXPECTED:
         conn = sqlite3.connect(":memory:")
         search.register_functions(conn)
+        fold_keys.register(conn)
         try:
             for script in schema.MIGRATIONS:
                 run(conn, script, lambda text: [conn.execute(s) for s in _split_sql(text)])

@@ -1,0 +1,198 @@
+"""The address keys' projection (collector/record/fold_keys.py): every key, folded whatever order rows arrive in,
+kept whole by a level, and made from the known keys and identities of the databases the code before wrote."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from collector.clock import iso
+from collector.record import fold_keys, merge, schema
+from collector.record.articles import known
+from collector.record.store import Store, StoreError, trigger_problems
+from collector.record.tables import record_tables
+from tests.record.test_fold import START, insert
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
+
+
+def _fixture(tmp_path: Path, name: str) -> Path:
+    """Return a copy of a database the code before migration 18 wrote (tests/data/fold/, made at d65710c by
+    tests/record/test_dormant.py's `quiet` fixture and tests/collect/test_follow_level.py's first follow and
+    level): working-v17, a levelled working database (export_known_keys) and full-v17, the full one it was
+    levelled from; part-v17, a follower's levelled database of stream hosted-1of2 (export_known_keys and
+    export_identities) and part-whole-v17, that stream's own database, never levelled."""
+    out = tmp_path / f"{name}.db"
+    with gzip.open(DATA / f"{name}.db.gz") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def addresses(seed: int, articles: int = 40) -> list[tuple[str, dict]]:
+    """Return articles and article_urls rows as collections write them: each article's listing address, and for
+    some a redirect's or a canonical address, one of them another article's listing address."""
+    rng = random.Random(seed)
+    rows: list[tuple[str, dict]] = []
+    url_id = 0
+    for article in range(1, articles + 1):
+        url = f"https://o{article % 3}.test/news/{article}-{'ঢাকা' * (article % 2)}"
+        seen = iso(START.replace(minute=article % 60, microsecond=article))
+        rows.append(("articles", {"id": article, "outlet_id": f"o{article % 3}", "url_key": url, "url": url,
+                                  "first_seen_at": seen, "first_seen_run": 1}))
+        others = [(url, "listing")]
+        if rng.random() < 0.4:
+            others.append((f"https://o{article % 3}.test/amp/{article}", rng.choice(("redirect", "canonical"))))
+        if article > 1 and rng.random() < 0.2:  # another article's listing address, as its canonical one
+            other = rng.randrange(1, article)
+            others.append((f"https://o{other % 3}.test/news/{other}-{'ঢাকা' * (other % 2)}", "canonical"))
+        for address, how in others:
+            url_id += 1
+            rows.append(("article_urls", {"id": url_id, "article_id": article, "url": address, "url_key": address,
+                                          "how": how, "recorded_at": seen, "run_id": 1}))
+    return rows
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_path, seed):
+    rows = addresses(seed)
+    in_order = insert(tmp_path / "in-order.db", rows)
+    shuffled = rows[:]
+    random.Random(seed).shuffle(shuffled)  # an address before its article's row, another's listing before it
+    other = insert(tmp_path / "shuffled.db", shuffled + random.Random(seed + 1).sample(rows, len(rows) // 3))
+    want = fold_keys.from_rows(in_order.conn)
+    assert fold_keys.projection(in_order.conn) == want == fold_keys.projection(other.conn)
+    # One row a key: a listing's article and its first sighting, an address only known, nothing else.
+    keys = {r["url_key"] for _, r in rows}
+    assert set(want) == {fold_keys.digest(k) for k in keys}
+    for _, row in rows:
+        if "first_seen_at" in row:
+            assert want[fold_keys.digest(row["url_key"])] == (row["id"], row["first_seen_at"])
+    assert any(v == (None, None) for v in want.values())
+    assert all(known(other.conn, k) for k in keys) and not known(other.conn, "https://o1.test/news/never")
+    assert trigger_problems(other.conn) == []
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_two_articles_of_one_key_fold_to_the_first_listed_then_the_lowest_id(tmp_path, seed):
+    """Within one database a key names one article (articles.url_key is unique); two meet only where their
+    digests do. Here every key has one digest, so the rule that picks the article is seen whole."""
+    rows = [r for r in addresses(seed, 12) if r[0] == "articles"]
+    for n, (_table, row) in enumerate(rows):
+        row["first_seen_at"] = iso(START.replace(second=n % 4))  # ties of the first sighting, broken by id
+    orders = [rows[:], rows[::-1], random.Random(seed).sample(rows, len(rows))]
+    got = []
+    for n, order in enumerate(orders):
+        store = Store(tmp_path / f"{n}.db")
+        store.conn.create_function(fold_keys.FUNCTION, 1, lambda key: b"one digest", deterministic=True)
+        store.conn.execute("PRAGMA foreign_keys = OFF")
+        with store.transaction() as conn:
+            for _table, row in order:
+                conn.execute(f"INSERT INTO articles ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                             list(row.values()))
+        got.append(fold_keys.projection(store.conn))
+        store.close()
+    first = min(rows, key=lambda r: (r[1]["first_seen_at"], r[1]["id"]))[1]
+    assert got[0] == got[1] == got[2] == {b"one digest": (first["id"], first["first_seen_at"])}
+
+
+def test_the_projection_is_never_exported_and_a_writer_without_its_function_is_refused(tmp_path):
+    store = insert(tmp_path / "db.db", addresses(6, 5))
+    assert fold_keys.TABLE not in record_tables(store.conn)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.conn.execute("UPDATE article_urls SET url_key = 'x' WHERE id = 1")
+    store.close()
+    # A connection that cannot compute the digest cannot write an address (as the search index's folding):
+    # no address ever goes into the record unknown to the projection.
+    raw = sqlite3.connect(tmp_path / "db.db")
+    with pytest.raises(sqlite3.OperationalError, match=f"no such function: {fold_keys.FUNCTION}"):
+        raw.execute("INSERT INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id) "
+                    "VALUES (999, 1, 'u', 'u', 'redirect', 't', 1)")
+    raw.close()
+
+
+def test_a_levelled_working_database_of_the_code_before_knows_every_key_after_the_migration(tmp_path):
+    working_path, full_path = _fixture(tmp_path, "working-v17"), _fixture(tmp_path, "full-v17")
+    raw = sqlite3.connect(working_path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 17
+    old = {bytes(r[0]) for r in raw.execute("SELECT digest FROM export_known_keys")}
+    assert old and raw.execute("SELECT COUNT(*) FROM articles").fetchone()[0] < 4  # articles left out
+    raw.close()
+    working, full = Store(working_path), Store(full_path)
+    try:
+        assert working.schema_version() == full.schema_version() == len(schema.MIGRATIONS)
+        assert working.tampering == [] and full.tampering == []
+        names = {r[0] for r in working.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert not names & {"export_known_keys", "export_identities"}
+        mine, everything = fold_keys.projection(working.conn), fold_keys.projection(full.conn)
+        assert set(mine) == set(everything) and old < set(mine)  # every key, kept or left out
+        assert everything == fold_keys.from_rows(full.conn)
+        # Of the articles it holds, the article first listed at each key; of the rest the key alone (its old
+        # table held no more), which is all discovery reads of them.
+        for digest, (article, seen) in everything.items():
+            assert mine[digest] in ((article, seen), (None, None))
+            assert (mine[digest] == (article, seen)) == (digest not in old or article is None)
+        for (key,) in full.query("SELECT url_key FROM articles UNION SELECT url_key FROM article_urls"):
+            assert known(working.conn, key)
+    finally:
+        working.close()
+        full.close()
+
+
+def test_a_followers_levelled_stream_database_of_the_code_before_maps_as_its_whole_database(tmp_path):
+    part_path, whole_path = _fixture(tmp_path, "part-v17"), _fixture(tmp_path, "part-whole-v17")
+    raw = sqlite3.connect(part_path)
+    identities = raw.execute("SELECT COUNT(*) FROM export_identities").fetchone()[0]
+    assert identities and raw.execute("SELECT COUNT(*) FROM articles").fetchone()[0] == 1
+    raw.close()
+    part, whole = Store(part_path), Store(whole_path)
+    try:
+        # Its identities and known keys folded in: the same projection as the stream's whole database's.
+        assert fold_keys.projection(part.conn) == fold_keys.projection(whole.conn) == fold_keys.from_rows(whole.conn)
+        assert sum(1 for a, _ in fold_keys.projection(part.conn).values() if a is not None) == identities + 1
+    finally:
+        part.close()
+        whole.close()
+    # And a merge maps another stream's article of one of its addresses to the one it left out, as from the whole.
+    mapped = []
+    for source in (part_path, whole_path):
+        conn = sqlite3.connect(":memory:")
+        merge.article_map(conn, {"hosted-1of2": source}, ["hosted-1of2"])
+        mapped.append(conn.execute("SELECT * FROM temp.seen ORDER BY id").fetchall())
+        conn.close()
+    assert mapped[0] == mapped[1] and len(mapped[0]) == identities + 1
+
+
+def test_a_migration_with_a_damaged_identity_fails_whole(tmp_path):
+    part_path = _fixture(tmp_path, "part-v17")
+    raw = sqlite3.connect(part_path)
+    raw.execute("UPDATE export_identities SET digest = x'00' WHERE digest = (SELECT MIN(digest) FROM export_identities)")
+    raw.commit()
+    image = list(raw.iterdump())
+    raw.close()
+    with pytest.raises(StoreError, match="export_identities holds a damaged row"):
+        Store(part_path)
+    raw = sqlite3.connect(part_path)
+    assert list(raw.iterdump()) == image and raw.execute("PRAGMA user_version").fetchone()[0] == 17
+    raw.close()
+
+
+def test_restoring_a_dropped_trigger_of_the_projection_folds_the_addresses_written_without_it(tmp_path):
+    from collector.record.integrity import restore_triggers
+
+    rows = addresses(7, 6)
+    store = insert(tmp_path / "db.db", rows)
+    store.conn.execute(f"DROP TRIGGER {fold_keys.TABLE}_address")  # an operator's shell, or a damaged migration
+    late = "https://o1.test/amp/late"
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id) "
+                     "VALUES (9999, 1, ?, ?, 'redirect', ?, 1)", (late, late, iso(START)))
+    store.tampering = trigger_problems(store.conn)
+    assert not known(store.conn, late) and store.tampering
+    found = restore_triggers(store, "A. Rahman", "trigger dropped by hand", iso(START))
+    assert found == [f"trigger {fold_keys.TABLE}_address is missing"] and store.tampering == []
+    assert fold_keys.projection(store.conn) == fold_keys.from_rows(store.conn) and known(store.conn, late)
