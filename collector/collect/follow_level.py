@@ -8,9 +8,9 @@ levelled (collector/collect/level.py), when the last level is older than
 `every` hours by the record's clock:
 
 * each stream's own database as its job's (dormant articles, the recent
-  ledger, no archive queue: a stream's answers are the archive stream's);
-  its address keys' projection, kept whole (record/fold_keys.py: each key's
-  digest and the article first listed at it), lets the next follow still map
+  ledger, no archive queue: a stream's answers are the archive stream's),
+  with of every article it leaves out its key's digest, id and first
+  sighting (record/articles.py IDENTITIES), so the next follow still maps
   an address several streams recorded to the one article a full merge keeps
   (merge.article_map);
 * the merged database by what its job reads: the archive job's queue
@@ -88,7 +88,8 @@ def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime
     for name, part in parts.items():  # each level is whole or nothing: one refused leaves the rest for later
         if part.exists() and found[name]:
             try:
-                done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False)
+                done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False,
+                                              identity_digests=True)
             except ExportError as exc:
                 done.skipped = f"stream {name or '(default)'}'s own database: {exc}"
                 return done

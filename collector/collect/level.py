@@ -57,7 +57,7 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import compact, dormant, fold, fold_keys, schema, shadows
+from collector.record import articles as identities, compact, dormant, fold, fold_keys, schema, shadows
 from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -86,7 +86,7 @@ class Levelled:
 
 def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
           new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True,
-          hold_dormant: bool = True, awake_hours: float | None = None,
+          identity_digests: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
           check=None, ranges: list[tuple[int, int]] = ()) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
@@ -104,9 +104,10 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     an archive answer: none is ever recorded in that database.
 
     A database that follows every stream (collect/follow_level.py) levels its
-    streams' own databases as a job's (their address keys' projection, kept
-    whole, is what a merge maps one address several streams recorded to one
-    article by: record/merge.py article_map) and itself with hold_dormant=False (no job revisits from it, so a quiet
+    streams' own databases with identity_digests=True (of every article left out,
+    its key's digest, id and first sighting: a merge maps one address several
+    streams recorded to one article by them, record/articles.py IDENTITIES)
+    and itself with hold_dormant=False (no job revisits from it, so a quiet
     article's rows are only left out), awake_hours (what its job reads back,
     settings.WORKING_RECENT_HOURS by default) and its own `check` (a callable
     given the source Store, raising ExportError) instead of out_dir's head;
@@ -165,6 +166,8 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                     tallies.keep(conn, since)
                 if hold_dormant:
                     _dormant(conn, held)
+                if identity_digests:
+                    _identities(conn)
                 for table in record_tables(conn):
                     if not appended_by_id(conn, table):
                         shadows.copy_table(conn, table)  # as exported: the state equals the record's
@@ -358,6 +361,19 @@ def _dormant(conn, held: list[int]) -> None:
         held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
     dormant.make(conn, held)
+
+
+def _identities(conn) -> None:
+    """Write main's identities: the source's, and each left-out article's key digest, id and first sighting."""
+    table = identities.IDENTITIES
+    conn.execute(identities.CREATE_IDENTITIES)
+    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE name = ?", (table,)).fetchone():
+        conn.execute(f"INSERT OR IGNORE INTO main.{table} SELECT * FROM src.{table}")
+    rows = conn.execute("SELECT url_key, id, first_seen_at FROM src.articles "
+                        "WHERE id NOT IN (SELECT id FROM main.articles)")
+    insert = f"INSERT OR IGNORE INTO main.{table} VALUES (?, ?, ?)"
+    while batch := rows.fetchmany(10000):
+        conn.executemany(insert, [(identities.key_digest(key), i, seen) for key, i, seen in batch])
 
 
 def _count(conn, db: str, table: str) -> int:

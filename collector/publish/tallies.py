@@ -41,7 +41,7 @@ from collector import settings
 from collector.clock import parse_instant
 from collector.publish.periods import julian_day
 from collector.record import shadows
-from collector.record.fold_keys import digest as key_digest
+from collector.record.articles import key_digest
 
 MARKS = "export_tally_marks"
 COUNTS = "export_tally_counts"

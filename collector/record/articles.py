@@ -11,7 +11,7 @@ import sqlite3
 
 from collector.urls import comparison_key
 from collector.record import fold_keys
-from collector.record.fold_keys import digest as key_digest  # noqa: F401  (the name callers know it by)
+from collector.record.fold_keys import key_digest
 from collector.record.streams import next_id
 
 
@@ -21,6 +21,14 @@ def article_key(url: str) -> str:
         return comparison_key(url)
     except ValueError:
         return url
+
+
+# A stream's own database beside one that follows every stream, levelled (collector/collect/follow_level.py),
+# keeps of each article it leaves out the digest of its key, its id and when it was first seen: what a merge
+# maps an address several streams recorded by (collector/record/merge.py article_map). Bookkeeping too.
+IDENTITIES = "export_identities"
+CREATE_IDENTITIES = (f"CREATE TABLE IF NOT EXISTS {IDENTITIES} (digest BLOB PRIMARY KEY, article_id INTEGER NOT NULL, "
+                     "first_seen_at TEXT NOT NULL) WITHOUT ROWID")
 
 
 def known(conn: sqlite3.Connection, key: str) -> bool:

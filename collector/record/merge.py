@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from collector.record import streams
-from collector.record import fold_keys
+from collector.record.articles import IDENTITIES, key_digest
 from collector.record.fileformat import ExportError, read_header
 from collector.record.folder import chain, continues, last_batch
 from collector.record.rebuild import Progress, rebuild
@@ -195,19 +195,31 @@ def _attached(conn, part: Path, sql: list[str]) -> None:
 def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]) -> None:
     """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has.
 
-    Addresses are compared by their keys' digests, as each stream's database's address keys' projection
-    holds them with the article first listed at each (record/fold_keys.py): a levelled stream's database
-    keeps it whole, whatever rows it left out. A stream's database of the code before is migrated first.
+    Addresses are compared by their keys' digests (record/articles.py key_digest): a levelled stream's
+    database holds those alone of the articles it left out (export_identities).
     """
-    conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, digest BLOB NOT NULL, listed_us INTEGER)")
+    conn.create_function("tw_key_digest", 1, key_digest, deterministic=True)
+    conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, digest BLOB NOT NULL, first_seen_at TEXT)")
     conn.execute("CREATE TEMP TABLE article_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
     for name in by_range:
-        Store(parts[name]).close()  # its schema brought up to date (record/store.py), its projection with it
-        _attached(conn, parts[name], [f"INSERT INTO temp.seen {fold_keys.listings('part')}"])
+        sql = ["INSERT INTO temp.seen SELECT id, tw_key_digest(url_key), first_seen_at FROM part.articles"]
+        if _has(parts[name], IDENTITIES):
+            sql.append(f"INSERT OR IGNORE INTO temp.seen SELECT article_id, digest, first_seen_at "
+                       f"FROM part.{IDENTITIES}")
+        _attached(conn, parts[name], sql)
     conn.execute("""INSERT INTO temp.article_map SELECT s.id, k.id FROM temp.seen AS s JOIN (
                       SELECT digest, id FROM (SELECT digest, id, ROW_NUMBER() OVER (
-                          PARTITION BY digest ORDER BY listed_us, id) AS n FROM temp.seen) WHERE n = 1
+                          PARTITION BY digest ORDER BY first_seen_at, id) AS n FROM temp.seen) WHERE n = 1
                     ) AS k ON k.digest = s.digest WHERE s.id != k.id ORDER BY s.id""")
+
+
+def _has(db: Path, table: str) -> bool:
+    conn = sqlite3.connect(db)
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+        return found is not None
+    finally:
+        conn.close()
 
 
 def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, after: int = 0,

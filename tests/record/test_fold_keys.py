@@ -1,5 +1,5 @@
 """The address keys' projection (collector/record/fold_keys.py): every key, folded whatever order rows arrive in,
-kept whole by a level, and made from the known keys and identities of the databases the code before wrote."""
+kept whole by a level, and made from the known keys of the databases the code before wrote."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from collector.clock import iso
-from collector.record import fold_keys, merge, schema
+from collector.record import fold_keys, schema
 from collector.record.articles import known
 from collector.record.store import Store, StoreError, trigger_problems
 from collector.record.tables import record_tables
@@ -66,38 +66,11 @@ def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_pat
     other = insert(tmp_path / "shuffled.db", shuffled + random.Random(seed + 1).sample(rows, len(rows) // 3))
     want = fold_keys.from_rows(in_order.conn)
     assert fold_keys.projection(in_order.conn) == want == fold_keys.projection(other.conn)
-    # One row a key: a listing's article and its first sighting, an address only known, nothing else.
+    # One row a key, whatever gave it (a listing, a redirect, a canonical address), nothing else.
     keys = {r["url_key"] for _, r in rows}
-    assert set(want) == {fold_keys.digest(k) for k in keys}
-    for _, row in rows:
-        if "first_seen_at" in row:
-            assert want[fold_keys.digest(row["url_key"])] == (row["id"], row["first_seen_at"])
-    assert any(v == (None, None) for v in want.values())
+    assert want == {fold_keys.key_digest(k) for k in keys} and len(want) == len(keys)
     assert all(known(other.conn, k) for k in keys) and not known(other.conn, "https://o1.test/news/never")
     assert trigger_problems(other.conn) == []
-
-
-@pytest.mark.parametrize("seed", [4, 5])
-def test_two_articles_of_one_key_fold_to_the_first_listed_then_the_lowest_id(tmp_path, seed):
-    """Within one database a key names one article (articles.url_key is unique); two meet only where their
-    digests do. Here every key has one digest, so the rule that picks the article is seen whole."""
-    rows = [r for r in addresses(seed, 12) if r[0] == "articles"]
-    for n, (_table, row) in enumerate(rows):
-        row["first_seen_at"] = iso(START.replace(second=n % 4))  # ties of the first sighting, broken by id
-    orders = [rows[:], rows[::-1], random.Random(seed).sample(rows, len(rows))]
-    got = []
-    for n, order in enumerate(orders):
-        store = Store(tmp_path / f"{n}.db")
-        store.conn.create_function(fold_keys.FUNCTION, 1, lambda key: b"one digest", deterministic=True)
-        store.conn.execute("PRAGMA foreign_keys = OFF")
-        with store.transaction() as conn:
-            for _table, row in order:
-                conn.execute(f"INSERT INTO articles ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                             list(row.values()))
-        got.append(fold_keys.projection(store.conn))
-        store.close()
-    first = min(rows, key=lambda r: (r[1]["first_seen_at"], r[1]["id"]))[1]
-    assert got[0] == got[1] == got[2] == {b"one digest": (first["id"], first["first_seen_at"])}
 
 
 def test_the_projection_is_never_exported_and_a_writer_without_its_function_is_refused(tmp_path):
@@ -126,16 +99,10 @@ def test_a_levelled_working_database_of_the_code_before_knows_every_key_after_th
     try:
         assert working.schema_version() == full.schema_version() == len(schema.MIGRATIONS)
         assert working.tampering == [] and full.tampering == []
-        names = {r[0] for r in working.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert not names & {"export_known_keys", "export_identities"}
-        mine, everything = fold_keys.projection(working.conn), fold_keys.projection(full.conn)
-        assert set(mine) == set(everything) and old < set(mine)  # every key, kept or left out
-        assert everything == fold_keys.from_rows(full.conn)
-        # Of the articles it holds, the article first listed at each key; of the rest the key alone (its old
-        # table held no more), which is all discovery reads of them.
-        for digest, (article, seen) in everything.items():
-            assert mine[digest] in ((article, seen), (None, None))
-            assert (mine[digest] == (article, seen)) == (digest not in old or article is None)
+        assert not working.one("SELECT 1 FROM sqlite_master WHERE name = 'export_known_keys'")
+        # Every key of the full database, of the rows it kept and of those it left out (its old table's).
+        assert fold_keys.projection(working.conn) == fold_keys.projection(full.conn) == fold_keys.from_rows(full.conn)
+        assert old < fold_keys.projection(working.conn)
         for (key,) in full.query("SELECT url_key FROM articles UNION SELECT url_key FROM article_urls"):
             assert known(working.conn, key)
     finally:
@@ -143,40 +110,33 @@ def test_a_levelled_working_database_of_the_code_before_knows_every_key_after_th
         full.close()
 
 
-def test_a_followers_levelled_stream_database_of_the_code_before_maps_as_its_whole_database(tmp_path):
+def test_a_followers_levelled_stream_database_of_the_code_before_keeps_its_identities(tmp_path):
+    """Its known keys become the projection; export_identities, which a merge maps one address of two streams
+    by (record/merge.py article_map), is not folded yet and stays as it was."""
     part_path, whole_path = _fixture(tmp_path, "part-v17"), _fixture(tmp_path, "part-whole-v17")
     raw = sqlite3.connect(part_path)
-    identities = raw.execute("SELECT COUNT(*) FROM export_identities").fetchone()[0]
+    identities = raw.execute("SELECT * FROM export_identities ORDER BY 1").fetchall()
     assert identities and raw.execute("SELECT COUNT(*) FROM articles").fetchone()[0] == 1
     raw.close()
     part, whole = Store(part_path), Store(whole_path)
     try:
-        # Its identities and known keys folded in: the same projection as the stream's whole database's.
         assert fold_keys.projection(part.conn) == fold_keys.projection(whole.conn) == fold_keys.from_rows(whole.conn)
-        assert sum(1 for a, _ in fold_keys.projection(part.conn).values() if a is not None) == identities + 1
+        assert [tuple(r) for r in part.query("SELECT * FROM export_identities ORDER BY 1")] == identities
     finally:
         part.close()
         whole.close()
-    # And a merge maps another stream's article of one of its addresses to the one it left out, as from the whole.
-    mapped = []
-    for source in (part_path, whole_path):
-        conn = sqlite3.connect(":memory:")
-        merge.article_map(conn, {"hosted-1of2": source}, ["hosted-1of2"])
-        mapped.append(conn.execute("SELECT * FROM temp.seen ORDER BY id").fetchall())
-        conn.close()
-    assert mapped[0] == mapped[1] and len(mapped[0]) == identities + 1
 
 
-def test_a_migration_with_a_damaged_identity_fails_whole(tmp_path):
-    part_path = _fixture(tmp_path, "part-v17")
-    raw = sqlite3.connect(part_path)
-    raw.execute("UPDATE export_identities SET digest = x'00' WHERE digest = (SELECT MIN(digest) FROM export_identities)")
+def test_a_migration_with_a_damaged_known_key_fails_whole(tmp_path):
+    working_path = _fixture(tmp_path, "working-v17")
+    raw = sqlite3.connect(working_path)
+    raw.execute("UPDATE export_known_keys SET digest = x'00' WHERE digest = (SELECT MIN(digest) FROM export_known_keys)")
     raw.commit()
     image = list(raw.iterdump())
     raw.close()
-    with pytest.raises(StoreError, match="export_identities holds a damaged row"):
-        Store(part_path)
-    raw = sqlite3.connect(part_path)
+    with pytest.raises(StoreError, match="export_known_keys holds a damaged digest"):
+        Store(working_path)
+    raw = sqlite3.connect(working_path)
     assert list(raw.iterdump()) == image and raw.execute("PRAGMA user_version").fetchone()[0] == 17
     raw.close()
 

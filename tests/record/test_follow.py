@@ -150,9 +150,8 @@ def test_a_database_that_did_not_hold_what_the_streams_held_is_merged_anew(tmp_p
 
 
 def test_an_address_known_by_its_digest_alone_maps_a_later_streams_article_to_it(tmp_path):
-    """A levelled stream's database (collect/follow_level.py) knows an article it left out by its key's digest,
-    in its address keys' projection (record/fold_keys.py)."""
-    from collector.record import fold_keys
+    """A levelled stream's database (collect/follow_level.py) knows an article it left out by its key's digest."""
+    from collector.record.articles import CREATE_IDENTITIES, IDENTITIES, key_digest
 
     url = "https://o.test/x"
     early, late = Writer(tmp_path, tmp_path / "record", "hosted-1of1"), Writer(tmp_path, tmp_path / "record", "bd-1of1")
@@ -160,8 +159,8 @@ def test_an_address_known_by_its_digest_alone_maps_a_later_streams_article_to_it
     late.run("2026-08-14T04:00:00Z", ["x"])
     old = 12345 + streams.base("hosted-1of1")
     with early.store.transaction() as conn:
-        conn.execute(f"INSERT INTO {fold_keys.TABLE} VALUES (?, ?, ?)",  # 2026-08-13T04:00:00Z
-                     (fold_keys.digest(url), old, 1786593600 * 1000000))
+        conn.execute(CREATE_IDENTITIES)
+        conn.execute(f"INSERT INTO {IDENTITIES} VALUES (?, ?, ?)", (key_digest(url), old, "2026-08-13T04:00:00Z"))
     parts = {"hosted-1of1": tmp_path / "hosted-1of1.db", "bd-1of1": tmp_path / "bd-1of1.db"}
     conn = sqlite3.connect(":memory:")
     merge.article_map(conn, parts, sorted(parts, key=streams.base))
