@@ -3,7 +3,7 @@
 Every address key a database has seen (collector/record/articles.py
 article_key: an address with its tracking parameters gone, whether a listing
 gave it, a redirect ended on it or a page named it canonical), known by a
-128-bit digest of it (articles.key_digest), one row a key in TABLE. What
+128-bit digest of it (`key_digest`), one row a key in TABLE. What
 discovery reads (articles.known): a page listed again, under any address an
 article was recorded by, is not queued again, however long ago its rows left
 a levelled working database.
@@ -27,8 +27,8 @@ left out by a bookkeeping table, export_known_keys, written by each level;
 `migrate` folds it in and drops it. Not folded yet: which article was first
 listed at a key, what a merge of every stream maps one address of two
 streams by (record/articles.py IDENTITIES, kept by a follower's levelled
-stream databases). Holding it here, in every database, costs 16 bytes more a
-key and crossed 2 GB at day 729 of bench/working_db.py (docs/figures.md).
+stream databases). Holding it here, in every database, cost about 16 bytes
+more a key and crossed 2 GB at day 729 of bench/working_db.py (docs/figures.md).
 """
 
 from __future__ import annotations
