@@ -26,11 +26,13 @@ PROG = "python -m collector"
 
 
 def commands(group: click.Command = cli, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
-    """Every command and sub-command under `group`, in order, with the words that name it."""
+    """Every command and sub-command under `group`, in order, with the words that name it (a hidden one, a former
+    name kept for old scripts such as `export level`, is not shown)."""
     found = [(path, group)]
     if isinstance(group, click.Group):
         for name in sorted(group.commands):
-            found += commands(group.commands[name], path + (name,))
+            if not group.commands[name].hidden:
+                found += commands(group.commands[name], path + (name,))
     return found
 
 

@@ -1,4 +1,4 @@
-"""`export new`, `export rebuild`, `export verify`: the committed record from the command line."""
+"""`export new`, `export rebuild`, `export prune`, `export verify`: the committed record from the command line."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def export_new_command(db, out_dir, warc_dir, now, lock_wait):
 
 FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of successive years, "
                 "oldest first.")
+EVERY = click.FloatRange(min=0, min_open=True)  # hours between two prunings
 
 
 @export.command("rebuild")
@@ -79,7 +80,7 @@ FOLDERS_HELP = ("Export folder to read; repeat it for the record repositories of
 def rebuild_command(out_dirs, db, resume, stream, lock_wait):
     """Rebuild the database from the export folder (the database must not exist).
 
-    With --resume, bring an existing database level with the folder instead
+    With --resume, bring an existing database in sync with the folder instead
     (the collect workflow keeps its database in the Actions cache between runs).
     A record that spans several record repositories (one per year) is read
     from every one of them, oldest first; a resume needs only the newest.
@@ -113,7 +114,7 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
         raise click.ClickException(str(exc)) from exc
     rows = ", ".join(f"{t} {n}" for t, n in counts.items())
     if resume:
-        click.echo(f"resumed {db}: {files} newer export file(s)" + (f": {rows}" if rows else ", already level"))
+        click.echo(f"resumed {db}: {files} newer export file(s)" + (f": {rows}" if rows else ", already in sync"))
     else:
         click.echo(f"rebuilt {db}: " + (rows or "empty record"))
 
@@ -125,24 +126,26 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
 @click.option("--writes", default=None,
               help="The stream this database also writes (the archive job's, 'archive'): its own rows are "
                    "exported from it to streams/NAME, every other stream's read beside them.")
-@click.option("--level-every", "every", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Hours: then level it and each stream's own database beside it when the last level is older "
-                   "than this (collect/follow_level.py), keeping what the job reads. Default: never levelled.")
+@click.option("--prune-every", "every", type=EVERY, default=None,
+              help="Hours: then prune it and each stream's own database beside it when the last pruning is older "
+                   "than this (collect/follow_level.py), keeping what the job reads. Default: never pruned.")
+@click.option("--level-every", "level_every", type=EVERY, default=None, hidden=True,
+              help="The former name of --prune-every, still accepted.")
 @click.option("--for-figures", "figures", is_flag=True,
-              help="With --level-every: keep the running aggregates a release computes the figures not yet "
+              help="With --prune-every: keep the running aggregates a release computes the figures not yet "
                    "published from (publish/tallies.py), not the rows they count (the pages job).")
 @click.option("--published", default="data/published", show_default=True,
               help="With --for-figures: the published history (its periods' aggregates need not be kept).")
 @click.option("--awake-hours", type=click.FloatRange(min=0), default=None,
-              help="With --level-every: keep every row of the last HOURS whole (the vantages job compares the "
+              help="With --prune-every: keep every row of the last HOURS whole (the vantages job compares the "
                    f"last {settings.VANTAGE_COMPARE_LOOKBACK_HOURS}; default {settings.WORKING_RECENT_HOURS}).")
 @lock_option
-def follow_command(out_dirs, db, writes, every, figures, published, awake_hours, lock_wait):
-    """Bring a database that merges every stream level with the files each stream wrote since.
+def follow_command(out_dirs, db, writes, every, level_every, figures, published, awake_hours, lock_wait):
+    """Bring a database that merges every stream in sync with the files each stream wrote since.
 
     The same rows as `export rebuild` of the same files, without reading them
     all again: each stream's own database is kept beside it (DB.streams/) and
-    brought level with its new files, and only their new rows are merged. Where
+    brought in sync with its new files, and only their new rows are merged. Where
     a late file changes what an earlier merge decided, the database is merged
     anew from those. Read, never exported (the site's figures), unless it
     --writes a stream of its own (the archive job, which submits every
@@ -152,17 +155,20 @@ def follow_command(out_dirs, db, writes, every, figures, published, awake_hours,
     Example:
         python -m collector export follow --out data/record --db data/all-streams.db
         python -m collector export follow --out data/record --db data/takedownwatch.db --writes archive
-        python -m collector export follow --out data/record --db data/all-streams.db --level-every 4 --for-figures
+        python -m collector export follow --out data/record --db data/all-streams.db --prune-every 4 --for-figures
     """
     from collector.collect.follow_level import level_followed
     from collector.publish.history import History
 
+    if every is not None and level_every is not None:
+        raise click.UsageError("--level-every is the former name of --prune-every: give one of them")
+    every = level_every if every is None else every
     if (figures or awake_hours is not None) and every is None:
-        raise click.UsageError("--for-figures and --awake-hours say what a level keeps: give --level-every too")
+        raise click.UsageError("--for-figures and --awake-hours say what pruning keeps: give --prune-every too")
     try:
         with exclusive(db, "export follow", lock_wait):
             done = follow(db, list(out_dirs), writes)
-            levelled = None if every is None else level_followed(
+            pruned = None if every is None else level_followed(
                 db, list(out_dirs), every, history=History.open(published) if figures else None, figures=figures,
                 awake_hours=awake_hours)
     except DatabaseBusy as exc:
@@ -174,32 +180,32 @@ def follow_command(out_dirs, db, writes, every, figures, published, awake_hours,
                + (f"; rebuilt the own database of {', '.join(n or '(default)' for n in done.rebuilt)}"
                   if done.rebuilt else "")
                + (f"; merged anew ({done.why})" if done.merged_anew else ""))
-    if levelled is not None:
-        if levelled.skipped:
-            click.echo(f"{db} not levelled: {levelled.skipped}")
+    if pruned is not None:
+        if pruned.skipped:
+            click.echo(f"{db} not pruned: {pruned.skipped}")
         else:
-            mib, merged = 2 ** 20, levelled.merged
-            seconds = merged.seconds + sum(p.seconds for p in levelled.parts.values())
+            mib, merged = 2 ** 20, pruned.merged
+            seconds = merged.seconds + sum(p.seconds for p in pruned.parts.values())
             own = ", ".join(f"{name or '(default)'} {p.bytes_before / mib:.1f} -> {p.bytes_after / mib:.1f} MiB"
-                            for name, p in sorted(levelled.parts.items()))
-            click.echo(f"levelled {db}: {merged.bytes_before / mib:.1f} MiB -> {merged.bytes_after / mib:.1f} MiB, "
+                            for name, p in sorted(pruned.parts.items()))
+            click.echo(f"pruned {db}: {merged.bytes_before / mib:.1f} MiB -> {merged.bytes_after / mib:.1f} MiB, "
                        f"its streams' own databases {own}, in {seconds:.1f} s")
 
 
-@export.command("level")
+@export.command("prune")
 @click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
-              help="The record folder the database is level with (this period's).")
-@click.option("--db", default="data/takedownwatch.db", show_default=True, help="Working database to level.")
+              help="The record folder the database is in sync with (this period's).")
+@click.option("--db", default="data/takedownwatch.db", show_default=True, help="Working database to prune.")
 @click.option("--published", default="data/published", show_default=True,
               help="The published history: rows of periods it already holds need not be kept.")
 @click.option("--now", default=None, help="ISO-8601 instant the recent ledger is counted back from "
                                           "(default: when the database's last run started).")
 @click.option("--unless-within", "within", type=float, default=0.0, show_default=True,
-              help="Hours: leave a database levelled less long ago than this as it is (a level copies "
+              help="Hours: leave a database pruned less long ago than this as it is (pruning copies "
                    "the whole working database; once a day is enough, the rest of the day's rows wait).")
 @click.option("--deadline", default=None,
-              help="ISO-8601 instant (with its time zone), the job's deadline: a level not expected to end "
-                   "before it (the last level's time, scaled to the database's size) is left for a later job.")
+              help="ISO-8601 instant (with its time zone), the job's deadline: pruning not expected to end "
+                   "before it (the last pruning's time, scaled to the database's size) is left for a later job.")
 @click.option("--for-figures", "figures", is_flag=True,
               help="Keep also the running aggregates a release computes figures from (publish/tallies.py: "
                    "the weeks of the months not yet in the published history), brought up to date first. No job "
@@ -209,17 +215,19 @@ def follow_command(out_dirs, db, writes, every, figures, published, awake_hours,
                    "vantages stream's database gives --no-archive-queue: the archive job submits its "
                    "captures from the database that follows every stream, so no answer is ever in this one.")
 @lock_option
-def level_command(out_dir, db, published, now, within, deadline, lock_wait, figures, archive_queue):
-    """Replace the working database by one holding only what the jobs read.
+def prune_command(out_dir, db, published, now, within, deadline, lock_wait, figures, archive_queue):
+    """Prune the working database: leave out the rows already in the record that no job reads again.
 
-    The database must be level with the record (export rebuild, or rebuild
+    The database is replaced by a smaller one holding only what the jobs
+    read. It must be in sync with the record (export rebuild, or rebuild
     --resume): every row left out is then in the record's export files, and
     `export rebuild` makes the full database from them. Refused, the database
-    left as it was, when it holds anything the record does not.
+    left as it was, when it holds anything the record does not. Formerly
+    `export level`, a name still accepted.
 
     \b
     Example:
-        python -m collector export level --out data/record --db data/takedownwatch.db
+        python -m collector export prune --out data/record --db data/takedownwatch.db
     """
     from collector.clock import Clock
     from collector.collect.level import due, level
@@ -228,18 +236,18 @@ def level_command(out_dir, db, published, now, within, deadline, lock_wait, figu
 
     when = make_clock(now).now() if now else None
     try:
-        with exclusive(db, "export level", lock_wait):
+        with exclusive(db, "export prune", lock_wait):
             if within:
                 wanted, last = due(db, when, within)
                 if not wanted:
-                    click.echo(f"{db} was levelled at {last}, less than {within:g} hours ago: left as it is")
+                    click.echo(f"{db} was pruned at {last}, less than {within:g} hours ago: left as it is")
                     return
             if deadline:
                 ends = given_instant(deadline, "--deadline")
                 room, seconds = fits(db, ends, Clock().now())
                 if not room:
-                    click.echo(f"{db} left as it is: a level is expected to take {seconds:.0f} s, past the "
-                               f"deadline {deadline}; a later job levels it")
+                    click.echo(f"{db} left as it is: pruning is expected to take {seconds:.0f} s, past the "
+                               f"deadline {deadline}; a later job prunes it")
                     return
             done = level(db, out_dir, when, History.open(published), figures=figures, archive_queue=archive_queue)
     except DatabaseBusy as exc:
@@ -250,9 +258,15 @@ def level_command(out_dir, db, published, now, within, deadline, lock_wait, figu
         click.echo(f"{db} left as it is: {done.skipped}")
         return
     mib = 2 ** 20
-    click.echo(f"levelled {db}: {done.bytes_before / mib:.1f} MiB -> {done.bytes_after / mib:.1f} MiB in "
+    click.echo(f"pruned {db}: {done.bytes_before / mib:.1f} MiB -> {done.bytes_after / mib:.1f} MiB in "
                f"{done.seconds:.1f} s; left out (in the record): "
                + (", ".join(f"{t} {n}" for t, n in done.left_out.items()) or "nothing"))
+
+
+# The command's name before `export prune` ("level" now says only that a database is in sync with the record):
+# kept, hidden from --help, for the scripts and jobs that still call it.
+export.add_command(click.Command("level", callback=prune_command.callback, params=prune_command.params,
+                                 help=prune_command.help, hidden=True))
 
 
 @export.command("rollover")

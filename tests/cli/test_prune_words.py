@@ -1,0 +1,81 @@
+"""`export prune` and `--prune-every` name the pruning; `export level` and `--level-every`, former names, still work.
+
+"Level" now says only that a database is in sync with the record (issue 33): the command that leaves out of
+the working database the rows already in the record is `export prune`. Scripts and jobs that still call the
+old names run the same command, hidden from --help.
+"""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from collector.cli.export import export
+from collector.cli.main import cli
+from collector.record import export as record_export
+from collector.record.store import Store
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def exported(tmp_path, name: str):
+    """Return (database, record folder): one run, exported, so the database is in sync with the record."""
+    db, out = tmp_path / f"{name}.db", tmp_path / f"record-{name}"
+    store = Store(db)
+    store.insert("runs", {"command": "run", "started_at": "2027-02-06T00:00:00.000000Z", "vantage": "v",
+                          "software_version": "0", "settings": {}})
+    record_export.export_new(store, out)
+    store.conn.close()
+    return db, out
+
+
+def test_export_prune_is_the_commands_name_and_says_it_prunes():
+    shown = invoke("export", "prune", "--help")
+    assert shown.exit_code == 0 and "Usage: cli export prune" in shown.output
+    assert "Prune the working database: leave out the rows already in the record" in shown.output
+    listed = invoke("export", "--help").output
+    assert "  prune " in listed and "  level " not in listed, listed  # the old name is hidden
+
+
+def test_export_level_runs_the_same_command_hidden():
+    old, new = export.commands["level"], export.commands["prune"]
+    assert old.hidden and not new.hidden
+    assert old.callback is new.callback
+    assert [p.opts for p in old.params] == [p.opts for p in new.params]
+
+
+@pytest.mark.parametrize("name", ["prune", "level"])
+def test_both_names_prune_a_database_in_sync_with_the_record(tmp_path, name):
+    db, out = exported(tmp_path, name)
+    done = invoke("export", name, "--db", str(db), "--out", str(out), "--published", str(tmp_path / "published"))
+    assert done.exit_code == 0 and done.output.startswith(f"pruned {db}: "), done.output
+    assert done.output.rstrip().endswith("left out (in the record): nothing"), done.output
+    again = invoke("export", name, "--db", str(db), "--out", str(out), "--published", str(tmp_path / "published"),
+                   "--unless-within", "4", "--now", "2027-02-06T01:00:00Z")
+    assert f"{db} was pruned at " in again.output and "left as it is" in again.output, again.output
+
+
+def test_follow_shows_prune_every_and_still_takes_level_every(tmp_path):
+    shown = invoke("export", "follow", "--help").output
+    assert "--prune-every" in shown and "--level-every" not in shown, shown
+    (tmp_path / "record").mkdir()
+    for option in ("--prune-every", "--level-every"):
+        db = tmp_path / f"{option.strip('-')}.db"
+        done = invoke("export", "follow", "--out", str(tmp_path / "record"), "--db", str(db), option, "4")
+        # Given either name, the follow goes on to prune: here refused, for a database that holds no run yet.
+        assert done.exit_code == 0 and f"{db} not pruned: " in done.output, done.output
+    plain = invoke("export", "follow", "--out", str(tmp_path / "record"), "--db", str(tmp_path / "plain.db"))
+    assert plain.exit_code == 0 and "pruned" not in plain.output, plain.output
+
+
+@pytest.mark.parametrize("options, says", [
+    (["--for-figures"], "give --prune-every too"),
+    (["--prune-every", "4", "--level-every", "4"], "--level-every is the former name of --prune-every"),
+])
+def test_follow_refuses_what_says_nothing_or_twice_how_often_to_prune(tmp_path, options, says):
+    refused = CliRunner().invoke(cli, ["export", "follow", "--out", str(tmp_path), "--db", str(tmp_path / "x.db"),
+                                       *options])
+    assert refused.exit_code == 2 and says in refused.output, refused.output
+    assert not (tmp_path / "x.db").exists()
