@@ -150,7 +150,7 @@ def test_the_invocation_check_catches_what_it_should():
     assert check_invocation(["export", "verify", "--no-such-option"]) == "'verify' has no option --no-such-option"
     assert check_invocation(["exprot", "verify"]) == "no command 'exprot' under 'cli'"
     assert invocations("python -m collector run --shard 2/4   # only shard 2") == [["run", "--shard", "2/4"]]
-    assert invocations("export level --for-figures") == [["export", "level", "--for-figures"]]
+    assert invocations("export prune --for-figures") == [["export", "prune", "--for-figures"]]
 
 
 def path_problems(doc: Path, files: set[str], names: set[str]) -> list[str]:

@@ -38,7 +38,7 @@ def test_each_streams_database_is_rebuilt_alone_levelled_and_resumable_by_its_jo
         db = tmp_path / f"rebuilt-{name}.db"
         done = _rebuild(name, db, record)
         assert done.returncode == 0 and done.stdout == "rebuilt=yes\n", done.stdout + done.stderr
-        assert "levelled" in done.stderr, done.stderr
+        assert "pruned" in done.stderr, done.stderr
         conn = sqlite3.connect(db)
         assert conn.execute("SELECT name FROM export_stream").fetchone() == (name,)
         conn.close()
@@ -46,7 +46,7 @@ def test_each_streams_database_is_rebuilt_alone_levelled_and_resumable_by_its_jo
         # What the stream's collect job does next (level_database.sh): resume from the stream's folder.
         resumed = CliRunner().invoke(export_command, ["rebuild", "--resume", "--out",
                                                       str(streams.folder(record, name)), "--db", str(db)])
-        assert resumed.exit_code == 0 and "already level" in resumed.output, resumed.output
+        assert resumed.exit_code == 0 and "already in sync" in resumed.output, resumed.output
 
 
 def test_a_stream_with_no_file_yet_has_nothing_to_save_and_a_bad_name_is_refused(tmp_path, record):  # noqa: F811

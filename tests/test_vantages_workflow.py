@@ -134,7 +134,7 @@ def test_the_workflows_follow_reads_only_the_new_files_and_the_new_difference_is
     _collect(tmp_path, registry, record, NOW)
     first = follow()
     assert "inside-1of1 1, outside-1of1 1" in first and "merged anew (there was no merged database)" in first
-    assert f"levelled {followed}: " in first  # and levelled, every stream's own database too (follow_level.py)
+    assert f"pruned {followed}: " in first  # and pruned, every stream's own database too (follow_level.py)
     said = compare(10)
     assert "1 differences recorded (reach 1)" in said, said
     assert [(u.rsplit("/", 1)[1], k) for u, k, _, _ in _differences(mine)] == [("blocked", "reach")]

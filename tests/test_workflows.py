@@ -682,7 +682,7 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
         resumed.stdout + resumed.stderr
     assert dump(tmp_path / "saved.db") == dump(tmp_path / "fresh.db") == dump(tmp_path / "job.db")
     # Either way the job then works on the bounded working database (collector/collect/level.py).
-    assert "levelled" in fresh.stdout and "levelled" in resumed.stdout, fresh.stdout + resumed.stdout
+    assert "pruned" in fresh.stdout and "pruned" in resumed.stdout, fresh.stdout + resumed.stdout
 
     # A copy holding a run the record lacks (its job failed before pushing) is discarded.
     conn = sqlite3.connect(tmp_path / "saved.db")

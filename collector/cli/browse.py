@@ -4,7 +4,7 @@ Every period's record repository (OWNER/NAME-record-PERIOD, collector/record/
 rollover.py) is cloned, or fetched into the clone made last time, with the
 reader's own GitHub credentials (gh's: collector/net/github.py); the newest
 period is found by the clock and each one's CONTINUES.json names the one
-before. A database beside the clones is brought level with them by `export
+before. A database beside the clones is brought in sync with them by `export
 follow` (only the files written since the last time are read), and
 Datasette serves it on 127.0.0.1 with the project's metadata and plugins, as
 `make browse` does, reading each page as captured from the WARC release
@@ -47,13 +47,13 @@ DATABASE = "takedownwatch.db"  # so Datasette names it `takedownwatch`, as the m
               help="A folder of WARC files already downloaded (default: each page as captured is read from its "
                    "release asset).")
 @click.option("--serve/--no-serve", default=True, show_default=True,
-              help="Start Datasette after the database is level (--no-serve: only fetch and follow).")
+              help="Start Datasette after the database is in sync (--no-serve: only fetch and follow).")
 @click.option("--months", type=click.IntRange(1, 12), default=None,
               help=f"Months of record in one repository (default {settings.RECORD_REPOSITORY_MONTHS}).")
 @click.option("--now", default=None, help="ISO-8601 instant that replaces the clock (tests, replays).")
 @lock_option
 def browse(code, folder, port, warc_dir, serve, months, now, lock_wait):
-    """Fetch every period's record repository, bring a local database level with it, serve it with Datasette.
+    """Fetch every period's record repository, bring a local database in sync with it, serve it with Datasette.
 
     Uses your own GitHub credentials: log in once with `gh auth login` (for
     GitHub Enterprise Server, `gh auth login --hostname HOST` and GH_HOST, or
@@ -78,7 +78,7 @@ def browse(code, folder, port, warc_dir, serve, months, now, lock_wait):
         here = Path(folder or Path(settings.BROWSE_DIR) / code)
         folders = fetch_record(server, token, code, here / "records", make_clock(now).now(), months)
         db = here / DATABASE
-        click.echo(f"bringing {db} level with {len(folders)} record repositories ...")
+        click.echo(f"bringing {db} in sync with {len(folders)} record repositories ...")
         with exclusive(db, "browse", lock_wait):
             done = follow(db, folders, progress=_progress)
     except DatabaseBusy as exc:
@@ -86,7 +86,7 @@ def browse(code, folder, port, warc_dir, serve, months, now, lock_wait):
     except TakedownWatchError as exc:
         raise click.ClickException(str(exc)) from exc
     read = ", ".join(f"{name or '(default)'} {n}" for name, n in sorted(done.files.items()))
-    click.echo(f"{db} is level with the record: new export files read per stream: {read or 'none'}"
+    click.echo(f"{db} is in sync with the record: new export files read per stream: {read or 'none'}"
                + (f" (merged anew: {done.why})" if done.merged_anew else ""))
     if serve:
         serve_datasette(db, port, datasette_env(server, token, code, warc_dir))

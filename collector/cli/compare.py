@@ -33,7 +33,7 @@ def _same_file(a: str, b: str) -> bool:
 @common_options
 @click.option("--from", "source", default=None, metavar="DB",
               help="Database holding every stream's answers: one that `export follow --out RECORD --db DB` "
-                   "keeps level (the workflow's) or `export rebuild` writes (default: --db itself, when it "
+                   "keeps in sync (the workflow's) or `export rebuild` writes (default: --db itself, when it "
                    "holds several vantages' runs).")
 @click.option("--since", default=None,
               help="ISO-8601 instant (with its time zone): compare the answers started from then on "

@@ -128,7 +128,7 @@ def _progress(done: int, total: int, summary: dict) -> None:
               help="Record stream this job writes (its own working database, export folder "
                    "streams/NAME and id range); default: the record folder's own stream.")
 @click.option("--record", "record_dir", default="data/record", show_default=True,
-              help="The record folder checked out: a levelled working database reads an older snapshot's "
+              help="The record folder checked out: a pruned working database reads an older snapshot's "
                    "text back from it when a revisit finds its digest changed (the stream's folder within).")
 @click.option("--restored-by-rebuild", "rebuilt", type=click.Choice(["missing", "unusable"]), default=None,
               help="The job's database was rebuilt from the record (no cached copy, or one that did not "

@@ -73,7 +73,7 @@ def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime
             done.skipped = "it holds no run yet"
             return done
         if last is not None and parse_instant(last) > clock - timedelta(hours=every):
-            done.skipped = f"it was levelled at {last}, less than {every:g} hours ago"
+            done.skipped = f"it was pruned at {last}, less than {every:g} hours ago"
             return done
         done.skipped = _unlevelled(store.conn, parts)
         if not done.skipped:
@@ -121,7 +121,7 @@ def _check_merged(source: Store, parts: dict) -> None:
     """Raise unless the merged database holds exactly the rows its streams' own databases hold."""
     conn = source.conn
     if getattr(source, "tampering", None):
-        raise ExportError(f"level refused: the database was tampered with ({'; '.join(source.tampering)})")
+        raise ExportError(f"prune refused: the database was tampered with ({'; '.join(source.tampering)})")
     marks = {(s, t): n for s, t, n in conn.execute("SELECT stream, table_name, through FROM export_followed")}
     writer = streams.stream_of(conn)
     for name, part in parts.items():
@@ -132,12 +132,12 @@ def _check_merged(source: Store, parts: dict) -> None:
                 held = conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table}" WHERE id > ? AND id <= ?',
                                     (low, low + settings.STREAM_ID_RANGE)).fetchone()[0]
                 if held != top:
-                    raise ExportError(f"level refused: it holds {table} rows of stream {name} its folder does not "
+                    raise ExportError(f"prune refused: it holds {table} rows of stream {name} its folder does not "
                                       f"({held} != {top}): export them first")
             elif marks.get((label, table), 0) != top:
-                raise ExportError(f"level refused: it does not hold what stream {name or '(default)'}'s own "
+                raise ExportError(f"prune refused: it does not hold what stream {name or '(default)'}'s own "
                                   f"database holds ({table})")
     for table in record_tables(conn) if writer != streams.MERGED else []:  # a writer's state, as exported
         if not appended_by_id(conn, table) and shadows.changed_rows(conn, table):
-            raise ExportError(f"level refused: it holds {table} rows that differ from the record's")
+            raise ExportError(f"prune refused: it holds {table} rows that differ from the record's")
 

@@ -201,16 +201,16 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
 def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
     """Raise unless every row of the database is in the record folder's chained files."""
     if getattr(source, "tampering", None):
-        raise ExportError(f"level refused: {db_path} was tampered with ({'; '.join(source.tampering)})")
+        raise ExportError(f"prune refused: {db_path} was tampered with ({'; '.join(source.tampering)})")
     last = last_batch(out)  # found without listing the folder: the check costs the same whatever its age
     if last is None:
-        raise ExportError(f"level refused: {out} holds no export file, so nothing left out would be kept")
+        raise ExportError(f"prune refused: {out} holds no export file, so nothing left out would be kept")
     head = shadows.head(source.conn)
     if head != (record_name(last), file_sha256(last)):
-        raise ExportError(f"level refused: {db_path} is not level with {out}'s last file {record_name(last)} "
-                          f"(it was last level with {head[0] if head else 'no file'}): bring it level first "
+        raise ExportError(f"prune refused: {db_path} is not in sync with {out}'s last file {record_name(last)} "
+                          f"(it was last in sync with {head[0] if head else 'no file'}): bring it in sync first "
                           "(export rebuild --resume, which checks the chain up to that file)")
-    check_nothing_unexported(source.conn, last, f"level refused: {db_path}")
+    check_nothing_unexported(source.conn, last, f"prune refused: {db_path}")
 
 
 def due(db_path: str | Path, now: datetime | None, hours: float) -> tuple[bool, str | None]:

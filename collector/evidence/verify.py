@@ -119,7 +119,7 @@ def _check_database(folders: list[Path], facts: list[FileFacts], db: Path, repor
         newest = facts[-1]
         named = record_name(newest.path)
         if head is None or tuple(head) != (named, newest.sha256):
-            raise VerificationFailed(f"{newest.path}: is not the file {db} was last level with "
+            raise VerificationFailed(f"{newest.path}: is not the file {db} was last in sync with "
                                      f"({head[0] if head else 'none'}, SHA-256 {head[1] if head else '-'})")
     comparison = compare_database(folders, db)
     if comparison.difference:

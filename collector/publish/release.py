@@ -126,10 +126,10 @@ def refuse_levelled(store: Store, history) -> None:
     silently wrong (and their disclosure search can run for minutes).
     """
     if shadows.figures_as_aggregates(store.conn) and not tallies.present(store.conn):
-        raise BadUsage(f"this database was levelled (at {shadows.levelled_at(store.conn)}) keeping the figures as "
+        raise BadUsage(f"this database was pruned (at {shadows.levelled_at(store.conn)}) keeping the figures as "
                        "running aggregates, and they are missing from it (its export_tally_ tables were dropped): "
                        "its rows alone would give wrong figures. Publish from the full database `export rebuild` "
-                       "makes (levelled with `export level --for-figures` if it must be small)")
+                       "makes (pruned with `export prune --for-figures` if it must be small)")
     kept = shadows.figures_from(store.conn)
     if not kept:  # never levelled (None), or levelled keeping every row ("")
         return
@@ -137,10 +137,10 @@ def refuse_levelled(store: Store, history) -> None:
     if needed is not None and parse_instant(kept) <= needed:
         return
     reads = "the whole record" if needed is None else f"rows from {iso(needed)} on"
-    raise BadUsage(f"this database was levelled (at {shadows.levelled_at(store.conn)}) keeping only the rows "
+    raise BadUsage(f"this database was pruned (at {shadows.levelled_at(store.conn)}) keeping only the rows "
                    f"from {kept} on, and a release from this published history reads {reads}: its figures "
-                   "would be wrong. Publish from a database that holds them: one levelled with "
-                   "`export level --for-figures` and this published history, "
+                   "would be wrong. Publish from a database that holds them: one pruned with "
+                   "`export prune --for-figures` and this published history, "
                    "or the full database `export rebuild` makes")
 
 

@@ -64,11 +64,11 @@ def resume(out_dir: str | Path | list, db_path: str | Path,
         head = shadows.head(store.conn)
         names = [record_name(f) for f in files]
         if head is None or head[0] not in names:
-            raise ExportError(f"{db_path} was not brought level with a file of {_shown(folders)} "
-                              f"(it was last level with {head[0] if head else 'no file'})")
+            raise ExportError(f"{db_path} was not brought in sync with a file of {_shown(folders)} "
+                              f"(it was last in sync with {head[0] if head else 'no file'})")
         at = names.index(head[0])
         if file_sha256(files[at]) != head[1]:
-            raise ExportError(f"{files[at]} is not the file {db_path} was brought level with: it was changed")
+            raise ExportError(f"{files[at]} is not the file {db_path} was brought in sync with: it was changed")
         later = files[at + 1:]
         previous = head[1]
         for path in later:  # the chain from the database's file on (the rest was checked when it was built)

@@ -135,10 +135,10 @@ def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path,
         collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=20), warc, root)
     pages = tmp_path / "pages.db"
     runner = CliRunner()
-    done = runner.invoke(cli, ["export", "follow", "--out", str(root), "--db", str(pages), "--level-every", "4",
+    done = runner.invoke(cli, ["export", "follow", "--out", str(root), "--db", str(pages), "--prune-every", "4",
                                "--for-figures", "--published", str(tmp_path / "published")])
     assert done.exit_code == 0, done.output
-    assert "levelled" in done.output and "not levelled" not in done.output
+    assert "pruned" in done.output and "not pruned" not in done.output
     store = Store(pages)
     try:
         assert shadows.levelled_at(store.conn) is not None
@@ -155,9 +155,9 @@ def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path,
     finally:
         kept.close()
         whole.close()
-    # Without --level-every, nothing says what a level keeps.
+    # Without --prune-every, nothing says what pruning keeps.
     refused = runner.invoke(cli, ["export", "follow", "--out", str(root), "--db", str(pages), "--for-figures"])
-    assert refused.exit_code == 2 and "--level-every" in refused.output
+    assert refused.exit_code == 2 and "--prune-every" in refused.output
 
 
 def test_a_follower_holding_rows_it_has_not_exported_is_not_levelled(tmp_path, outlets):  # noqa: F811

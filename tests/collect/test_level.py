@@ -135,9 +135,9 @@ def test_levelling_refuses_rows_the_record_lacks_and_changes_nothing(record, tmp
     with pytest.raises(ExportError, match="never exported"):
         level(full, folder, T0 + timedelta(days=403), History.open(tmp_path / "published"))
     assert digest(full) == before and not list(tmp_path.glob("*.levelling*"))
-    result = CliRunner().invoke(cli, ["export", "level", "--db", str(full), "--out", str(folder),
+    result = CliRunner().invoke(cli, ["export", "prune", "--db", str(full), "--out", str(folder),
                                       "--published", str(tmp_path / "published")])
-    assert result.exit_code == 1 and "level refused" in result.output and digest(full) == before
+    assert result.exit_code == 1 and "prune refused" in result.output and digest(full) == before
 
 
 def test_levelling_refuses_a_database_behind_the_record(record, tmp_path):
@@ -150,7 +150,7 @@ def test_levelling_refuses_a_database_behind_the_record(record, tmp_path):
     export.export_new(store, folder)
     store.conn.close()
     before = digest(behind)
-    with pytest.raises(ExportError, match="not level with"):
+    with pytest.raises(ExportError, match="not in sync with"):
         level(behind, folder, T0 + timedelta(days=403), History.open(tmp_path / "published"))
     assert digest(behind) == before
 
@@ -211,9 +211,9 @@ def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_
 
 def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(record, tmp_path):
     _host, full, folder, _ids = record
-    result = CliRunner().invoke(cli, ["export", "level", "--db", str(full), "--out", str(folder),
+    result = CliRunner().invoke(cli, ["export", "prune", "--db", str(full), "--out", str(folder),
                                       "--published", str(tmp_path / "published")])
-    assert result.exit_code == 0 and "levelled" in result.output, result.output
+    assert result.exit_code == 0 and "pruned" in result.output, result.output
     store = Store(full)
     last = store.one("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")[0]
     recent = store.one("SELECT recent_from FROM export_level")[0]
@@ -223,9 +223,9 @@ def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(rec
 
 def test_a_database_levelled_lately_is_left_as_it_is(record, tmp_path):
     _host, full, folder, _ids = record
-    args = ["export", "level", "--db", str(full), "--out", str(folder), "--published", str(tmp_path / "published")]
+    args = ["export", "prune", "--db", str(full), "--out", str(folder), "--published", str(tmp_path / "published")]
     first = CliRunner().invoke(cli, [*args, "--unless-within", "20"])
-    assert first.exit_code == 0 and "levelled" in first.output, first.output  # never levelled: due
+    assert first.exit_code == 0 and "pruned" in first.output, first.output  # never pruned: due
     before = digest(full)
     again = CliRunner().invoke(cli, [*args, "--unless-within", "20"])
     assert again.exit_code == 0 and "left as it is" in again.output and digest(full) == before, again.output
@@ -256,7 +256,7 @@ def test_a_streams_working_database_stays_its_streams(tmp_path):
 def test_the_first_job_levels_nothing_before_the_first_export(tmp_path):
     db, out = tmp_path / "first.db", tmp_path / "record"
     Store(db).conn.close()  # `export rebuild` of a record with no file yet: an empty database
-    result = CliRunner().invoke(cli, ["export", "level", "--db", str(db), "--out", str(out),
+    result = CliRunner().invoke(cli, ["export", "prune", "--db", str(db), "--out", str(out),
                                       "--published", str(tmp_path / "published")])
     assert result.exit_code == 0 and "left as it is" in result.output, result.output
     store = Store(db)  # a database with rows but no export file is still refused: its rows are in no record

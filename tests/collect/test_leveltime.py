@@ -46,13 +46,13 @@ def test_the_estimate_is_the_last_levels_time_scaled_to_the_database(record, tmp
 
 def test_a_level_that_would_run_past_the_deadline_is_left_for_a_later_job(record, tmp_path):
     _host, full, folder, _ids = record
-    args = ["export", "level", "--db", str(full), "--out", str(folder), "--published", str(tmp_path / "published")]
+    args = ["export", "prune", "--db", str(full), "--out", str(folder), "--published", str(tmp_path / "published")]
     before = digest(full)
     now = Clock().now()
     late = CliRunner().invoke(cli, [*args, "--deadline", iso(now)])
     assert late.exit_code == 0 and "past the deadline" in late.output and digest(full) == before, late.output
     early = CliRunner().invoke(cli, [*args, "--deadline", iso(now + timedelta(hours=1))])
-    assert early.exit_code == 0 and "levelled" in early.output, early.output
+    assert early.exit_code == 0 and "pruned" in early.output, early.output
 
 
 def test_level_database_passes_the_jobs_deadline(record, tmp_path):

@@ -140,9 +140,9 @@ def test_the_streams_own_new_files_are_signed_also_those_left_unsigned_without_a
     store.close()
     code, findings = _health(record, trust, db)
     assert code == 0 and findings[0]["state"] == "ok" and "2 awaiting" in findings[0]["detail"]
-    levelled = CliRunner().invoke(cli, ["export", "level", "--out", str(record), "--db", str(db),
-                                        "--published", str(record.parent / "published")])
-    assert levelled.exit_code == 0 and f"levelled {db}" in levelled.output, levelled.output  # keeps what it wrote
+    pruned = CliRunner().invoke(cli, ["export", "prune", "--out", str(record), "--db", str(db),
+                                      "--published", str(record.parent / "published")])
+    assert pruned.exit_code == 0 and f"pruned {db}" in pruned.output, pruned.output  # keeps what it wrote
     result = _sign(record, key, trust, db)
     assert result.exit_code == 0 and "signed 2 export file(s)" in result.output, result.output
     assert all(sshsig.signature_path(p).exists() for p in own)

@@ -48,7 +48,7 @@ def test_a_release_refuses_a_database_levelled_without_its_figures_rows(levelled
     shutil.copytree(published, kept)
     before = (kept / "history.jsonl").read_bytes()
     store = Store(working)
-    with pytest.raises(BadUsage, match=r"export level --for-figures.*export rebuild"):
+    with pytest.raises(BadUsage, match=r"export prune --for-figures.*export rebuild"):
         release(store, later, History.open(kept, kept))
     store.conn.close()
     assert (kept / "history.jsonl").read_bytes() == before  # nothing appended
@@ -91,7 +91,7 @@ def test_publish_exits_with_a_usage_error_naming_the_ways_out(levelled, tmp_path
                                       "--decisions", str(published), "--now", iso(later),
                                       "--summary", str(summary)])
     assert result.exit_code == 2, result.output
-    assert "levelled" in result.output and "export level --for-figures" in result.output
+    assert "pruned" in result.output and "export prune --for-figures" in result.output
     assert "export rebuild" in result.output
     assert "Nothing new was published" in summary.read_text(encoding="utf-8")
 

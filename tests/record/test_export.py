@@ -290,7 +290,7 @@ def test_resume_refuses_a_changed_file_and_a_foreign_database(small, tmp_path):
     first.write_bytes(original)
     other = Store(tmp_path / "other.db")
     other.close()
-    with pytest.raises(fileformat.ExportError, match="not brought level"):
+    with pytest.raises(fileformat.ExportError, match="not brought in sync"):
         rebuilding.resume(record, tmp_path / "other.db")
     with pytest.raises(fileformat.ExportError, match="does not exist"):
         rebuilding.resume(record, tmp_path / "absent.db")
@@ -386,7 +386,7 @@ def test_command_line(small, tmp_path):
     refused = runner.invoke(export_command, ["rebuild", "--out", str(record), "--db", str(tmp_path / "r.db")])
     assert refused.exit_code == 1 and "exists" in refused.output
     resumed = runner.invoke(export_command, ["rebuild", "--resume", "--out", str(record), "--db", str(tmp_path / "r.db")])
-    assert resumed.exit_code == 0 and "already level" in resumed.output, resumed.output
+    assert resumed.exit_code == 0 and "already in sync" in resumed.output, resumed.output
     for command in ("new", "rebuild", "verify"):
         assert "Example:" in runner.invoke(export_command, [command, "--help"]).output
 
