@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Brings the database that follows every record stream level with the record, before a job reads it
+# Brings the database that follows every record stream in sync with the record, before a job reads it
 # (the pages job: the site's figures over every stream) or writes its own stream beside them (the archive
 # job: STREAM, 'archive'): `export follow` (collector/record/follow.py).
 #
@@ -12,12 +12,13 @@
 # rollover, a copy that had not followed the period before to its end (or no copy) follows that period's
 # repository too, read with PREVIOUS_TOKEN.
 #
-# Then, every LEVEL_EVERY_HOURS (4) by the record's clock, the merged database and each stream's own
-# are levelled (`export follow --level-every`, collector/collect/follow_level.py), so neither grows with
-# the period: each stream's own as its job's working database, every article's identity kept; the
-# merged one to what the job reads (the archive's queue; FOLLOW_KEEPS adds the rest: pages.yml
-# `--for-figures`, the rows a release still reads; vantages.yml `--awake-hours 30`, the answers it
-# compares). A level is left for a later job when the database holds rows not yet exported.
+# Then, every PRUNE_EVERY_HOURS (4; formerly LEVEL_EVERY_HOURS, still read) by the record's clock, the
+# merged database and each stream's own are pruned (`export follow --prune-every`,
+# collector/collect/follow_level.py), so neither grows with the period: each stream's own as its job's
+# working database, every article's identity kept; the merged one to what the job reads (the archive's
+# queue; FOLLOW_KEEPS adds the rest: pages.yml `--for-figures`, the rows a release still reads;
+# vantages.yml `--awake-hours 30`, the answers it compares). Pruning is left for a later job when the
+# database holds rows not yet exported.
 #
 #   bash .github/scripts/follow_database.sh data/record data/takedownwatch.db           # pages
 #   bash .github/scripts/follow_database.sh data/record data/takedownwatch.db archive   # archive
@@ -29,8 +30,9 @@ python=${PYTHON:-python}
 source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 args=(--out "$record" --db "$db")
-every=${LEVEL_EVERY_HOURS:-4}  # 0: never levelled (the whole period's record, as `export rebuild` makes it)
-[[ "$every" != 0 ]] && args+=(--level-every "$every")
+# 0: never pruned (the whole period's record, as `export rebuild` makes it)
+every=${PRUNE_EVERY_HOURS:-${LEVEL_EVERY_HOURS:-4}}
+[[ "$every" != 0 ]] && args+=(--prune-every "$every")
 [[ -n "$writes" ]] && args+=(--writes "$writes")
 read -r -a keeps <<< "${FOLLOW_KEEPS:-}"
 args+=("${keeps[@]}")
@@ -64,7 +66,7 @@ if [[ -n "$continued" ]]; then
       exit 0
     fi
   fi
-  echo "::error::the database that follows every stream could not be brought level, and $record continues \
+  echo "::error::the database that follows every stream could not be brought in sync, and $record continues \
 $previous: a stream's database is rebuilt from every period's files (run rebuild-database.yml, or \
 python -m collector export follow --out <each period's repository, oldest first> --db $db)" >&2
 fi

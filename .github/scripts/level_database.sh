@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Brings the working database level with the committed record before a job uses it.
+# Brings the working database in sync with the committed record before a job uses it, then prunes it.
 #
 # The database is never committed: the record (data/record) is the truth. A job
 # starts from the copy the last successful job saved to the Actions cache, and
@@ -9,14 +9,15 @@
 # the database is rebuilt from the whole record. A record folder checked out sparsely (its newest
 # days: record_repository.sh) is checked out whole first when the copy is older than those days. A record folder that continues last year's
 # record repository (CONTINUES.json) cannot be rebuilt alone: the job then stops, asking for the
-# rebuild-database workflow, which reads every year's repository. Level with the record, the database
-# is then replaced by the bounded working database (`export level`: what the jobs read; everything
+# rebuild-database workflow, which reads every year's repository. In sync with the record, the database
+# is then pruned to the bounded working database (`export prune`: what the jobs read; everything
 # left out is in the record, and `export rebuild` makes the full database for browsing); a database
-# levelled less than LEVEL_EVERY_HOURS (4) ago is left as it is, and so is one whose level is not
-# expected to end before the job's DEADLINE (the environment's, when set: collect's and archive's).
+# pruned less than PRUNE_EVERY_HOURS (4; formerly LEVEL_EVERY_HOURS, still read) ago is left as it is,
+# and so is one whose pruning is not expected to end before the job's DEADLINE (the environment's,
+# when set: collect's and archive's).
 # It is a collect or vantages stream's own database: the archive job submits its captures from the
 # database that follows every stream (archive.yml), so no archive answer is ever in this one, and the
-# level does not keep a capture awake for want of one (`export level --no-archive-queue`).
+# pruning does not keep a capture awake for want of one (`export prune --no-archive-queue`).
 #
 # A rebuild is said to the job's later steps: RESTORED_BY (missing: no cached copy; unusable: a copy
 # that did not continue the record) is appended to $GITHUB_ENV, and collect.yml's run records it in its
@@ -27,20 +28,21 @@ set -euo pipefail
 record=${1:?usage: level_database.sh RECORD DB}
 db=${2:?usage: level_database.sh RECORD DB}
 python=${PYTHON:-python}
-every=${LEVEL_EVERY_HOURS:-4}  # a level copies the whole working database (under a minute at 40 outlets): 6 a day
+# Pruning copies the whole working database (under a minute at 40 outlets): 6 a day.
+every=${PRUNE_EVERY_HOURS:-${LEVEL_EVERY_HOURS:-4}}
 source "$(dirname "$0")/git_token.sh"  # GITHUB_TOKEN: a sparse record checkout fetches the rest it needs
 mkdir -p "$record"
 restored_by=missing
 if [[ -f "$db" ]]; then
   if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-    exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
+    exec "$python" -m collector export prune --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
   fi
   # A sparse checkout holds the newest days only: a cache older than them needs the rest.
   if [[ "$(git -C "$record" config --get core.sparseCheckout 2>/dev/null || true)" == true ]]; then
     echo "checking out the whole record folder: the cached database is older than its newest days" >&2
     git -C "$record" sparse-checkout disable
     if "$python" -m collector export rebuild --resume --out "$record" --db "$db"; then
-      exec "$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
+      exec "$python" -m collector export prune --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
     fi
   fi
   echo "::warning::the cached database does not continue the record; rebuilding it from the record" >&2
@@ -60,4 +62,4 @@ repository: run the rebuild-database workflow (it reads every year's) and then t
 fi
 # The folder's own stream only: the default stream's folder also holds the other streams' (streams/).
 "$python" -m collector export rebuild --out "$record" --db "$db" --stream .
-"$python" -m collector export level --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}
+"$python" -m collector export prune --out "$record" --db "$db" --unless-within "$every" --no-archive-queue ${DEADLINE:+--deadline "$DEADLINE"}

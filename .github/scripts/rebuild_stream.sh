@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuilds one record stream's working database from every period's record repository, oldest first,
-# and bounds it as the jobs keep it (`export level`): what rebuild-database.yml saves to the Actions
+# and prunes it as the jobs keep it (`export prune`): what rebuild-database.yml saves to the Actions
 # cache for that stream's collect job (the key collect_matrix.py gives the stream).
 #
 #   STREAM=bd-2of4 bash .github/scripts/rebuild_stream.sh data/takedownwatch.db records/a-record-2026 records/a-record-2027
@@ -8,7 +8,7 @@
 # STREAM is the stream's name ('' or unset: the default stream, the record folders' own files; a named
 # stream's files are streams/NAME/ in each folder). Prints `rebuilt=yes` for $GITHUB_OUTPUT, or
 # `rebuilt=no` when no folder holds a file of the stream yet: its first collect job starts from an
-# empty database, and there is nothing to save. The database is levelled with the stream's folder in
+# empty database, and there is nothing to save. The database is pruned with the stream's folder in
 # the newest period that has one, the folder its collect job resumes from (or, at a boundary, the copy
 # of whose last file the next period's folder starts with). PYTHON names the interpreter (default python).
 set -euo pipefail
@@ -36,5 +36,5 @@ fi
 args=()
 for folder in "$@"; do args+=(--out "$folder"); done
 "$python" -m collector export rebuild "${args[@]}" --db "$db" --stream "${stream:-.}" >&2
-"$python" -m collector export level --out "${holding[-1]}" --db "$db" >&2
+"$python" -m collector export prune --out "${holding[-1]}" --db "$db" >&2
 echo "rebuilt=yes"

@@ -219,8 +219,8 @@ def test_the_working_databases_level_does_not_keep_the_archives_queue():
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
     script = (root / ".github/scripts/level_database.sh").read_text(encoding="utf-8")
-    levels = [line for line in script.splitlines() if "export level" in line and not line.lstrip().startswith("#")]
-    assert levels and all("--no-archive-queue" in line for line in levels)
+    prunes = [line for line in script.splitlines() if "export prune" in line and not line.lstrip().startswith("#")]
+    assert prunes and all("--no-archive-queue" in line for line in prunes)
     for workflow in sorted((root / ".github/workflows").glob("*.yml")):
         if "level_database.sh" in workflow.read_text(encoding="utf-8"):
             assert workflow.name in {"collect.yml", "vantages.yml"}  # not archive.yml: it follows every stream
