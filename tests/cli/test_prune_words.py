@@ -7,6 +7,10 @@ old names run the same command, hidden from --help.
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -15,6 +19,7 @@ from collector.cli.main import cli
 from collector.record import export as record_export
 from collector.record.store import Store
 
+SCRIPTS = Path(__file__).resolve().parents[2] / ".github" / "scripts"
 
 def invoke(*args):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
@@ -79,3 +84,31 @@ def test_follow_refuses_what_says_nothing_or_twice_how_often_to_prune(tmp_path, 
                                        *options])
     assert refused.exit_code == 2 and says in refused.output, refused.output
     assert not (tmp_path / "x.db").exists()
+
+
+def _called(tmp_path, script: str, **env) -> list[str]:
+    """Return the collector commands a script runs, its interpreter a stand-in that records them and succeeds."""
+    calls = tmp_path / "calls"
+    calls.write_text("")
+    stand_in = tmp_path / "python"
+    stand_in.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
+    stand_in.chmod(0o755)
+    db = tmp_path / "cached.db"
+    db.write_bytes(b"a cached copy")  # level_database.sh resumes it
+    clean = {k: v for k, v in os.environ.items() if k not in ("PRUNE_EVERY_HOURS", "LEVEL_EVERY_HOURS", "DEADLINE")}
+    done = subprocess.run(["bash", str(SCRIPTS / script), str(tmp_path / "record"), str(db)],
+                          env=dict(clean, PYTHON=str(stand_in), **env), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return calls.read_text().splitlines()
+
+
+@pytest.mark.parametrize("env, every", [({}, "4"), ({"PRUNE_EVERY_HOURS": "2"}, "2"), ({"LEVEL_EVERY_HOURS": "3"}, "3"),
+                                        ({"PRUNE_EVERY_HOURS": "0", "LEVEL_EVERY_HOURS": "3"}, None)])
+def test_the_jobs_scripts_call_the_new_names(tmp_path, env, every):
+    followed = _called(tmp_path, "follow_database.sh", **env)
+    assert len(followed) == 1 and followed[0].startswith("-m collector export follow "), followed
+    assert "--level-every" not in followed[0]
+    assert (f"--prune-every {every}" in followed[0]) if every else ("--prune-every" not in followed[0])
+    if every is not None:  # level_database.sh: PRUNE_EVERY_HOURS 0 prunes every time (--unless-within 0)
+        pruned = _called(tmp_path, "level_database.sh", **env)[-1]
+        assert pruned.startswith("-m collector export prune ") and f"--unless-within {every} " in pruned, pruned
