@@ -78,7 +78,7 @@ HEALTH_EVIDENCE_DAYS = 7
 HEALTH_TOKENS_GRACE_HOURS = 6.0
 # Time-stamp requests to one authority that failed in a row.
 HEALTH_AUTHORITY_FAILURES = (2, 3)
-# The working database's bound: issue 16's 2 GB (a restore and level under 2 minutes, two copies on
+# The working database's bound: issue 16's 2 GB (a restore and pruning under 2 minutes, two copies on
 # a hosted runner's 14 GB disk); README "working database" measured 1.84 GiB at its largest.
 HEALTH_DATABASE_BOUND_BYTES = 2 * 10**9
 HEALTH_DATABASE_SHARE = (0.8, 0.95)

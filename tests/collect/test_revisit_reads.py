@@ -1,6 +1,6 @@
 """What a revisit reads, as docs/how-it-works.md says: each function its table names reads exactly the tables
-it names, and a whole revisit asks no other, of a levelled working database reading every one of them, of a
-full database every one but those of the rows marked "(a levelled database)".
+it names, and a whole revisit asks no other, of a pruned working database reading every one of them, of a
+full database every one but those of the rows marked "(a pruned database)".
 
 Reads are SQLite's own account: the authorizer (sqlite3.Connection.set_authorizer) is told, as each
 statement is prepared, every table or view it reads (SQLITE_READ; a view's or a trigger's inner tables
@@ -146,15 +146,15 @@ def test_a_whole_revisit_asks_only_what_the_page_says(quiet, tmp_path, which):
     assert summary["performed"] == 6 and summary["events"] == {"changed": 2}
     named = set().union(*documented().values())
     assert reads.asked - named == set(), f"a revisit asks {sorted(reads.asked - named)}, which the page does not name"
-    if which == "full":  # the questions marked "a levelled database" are never asked of a full one
+    if which == "full":  # the questions marked "a pruned database" are never asked of a full one
         named = set().union(*(t for code, t in documented().items() if code not in levelled_only()))
     assert named - reads.tables == set(), f"the page names {sorted(named - reads.tables)}, which a revisit never reads"
 
 
 def levelled_only() -> set[str]:
-    """Return the code names of the page's rows marked "(a levelled database)"."""
+    """Return the code names of the page's rows marked "(a pruned database)"."""
     text = DOC.read_text(encoding="utf-8").split(SECTION, 1)[1]
-    return {m.group(1) for m in re.finditer(r"^\|[^|\n]*\(a levelled database\)[^|\n]*\| `([\w.]+)`", text, re.M)}
+    return {m.group(1) for m in re.finditer(r"^\|[^|\n]*\(a pruned database\)[^|\n]*\| `([\w.]+)`", text, re.M)}
 
 
 def test_the_reads_are_seen(quiet):
