@@ -263,8 +263,7 @@ def prune_command(out_dir, db, published, now, within, deadline, lock_wait, figu
                + (", ".join(f"{t} {n}" for t, n in done.left_out.items()) or "nothing"))
 
 
-# The command's name before `export prune` ("level" now says only that a database is in sync with the record):
-# kept, hidden from --help, for the scripts and jobs that still call it.
+# The command's former name, `export level`: kept, hidden from --help, for the scripts and jobs that still call it.
 export.add_command(click.Command("level", callback=prune_command.callback, params=prune_command.params,
                                  help=prune_command.help, hidden=True))
 

@@ -91,7 +91,7 @@ def _id(row) -> int | None:
 def held_values(ctx, conn, old, new, warc_root: Path, requests: list[int] | None = None):
     """Return (the older snapshot's compared values, None), or (None, why not), its text read back if held.
 
-    A levelled working database holds an older text as digests only
+    A pruned working database holds an older text as digests only
     (collector/record/compact.py). The same comparison form as the newer
     text's: no change in it, and the newer text stands for it (differs() sees
     none). A different one: the text itself, from the record folder's export
@@ -192,7 +192,7 @@ def settle(ctx) -> Counter:
     """Return the tally after trying again the checks recorded as not comparable, reading from release assets.
 
     Needs ctx.warc_store (collector/net/releases.py), or ctx.record_dir for
-    an older text a levelled database holds as digests only; stops at the
+    an older text a pruned database holds as digests only; stops at the
     run's deadline, the rest left for the next run.
     """
     tally: Counter = Counter()

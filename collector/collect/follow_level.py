@@ -1,10 +1,10 @@
-"""Bounding a database that follows every stream: its streams' own databases and itself, levelled.
+"""Bounding a database that follows every stream: its streams' own databases and itself, pruned.
 
 `export follow` (collector/record/follow.py) keeps, beside the merged
 database, each stream's own database, and merges their new rows. Both grew
 with the whole period's record (about twice the full database). After a
-follow, `level_followed` levels them as a stream's working database is
-levelled (collector/collect/level.py), when the last level is older than
+follow, `level_followed` prunes them as a stream's working database is
+pruned (collector/collect/level.py), when the last pruning is older than
 `every` hours by the record's clock:
 
 * each stream's own database as its job's (dormant articles, the recent
@@ -20,13 +20,13 @@ levelled (collector/collect/level.py), when the last level is older than
   `awake_hours` of every stream (the vantages job compares the last day's
   answers), and no dormant row (no job revisits from it).
 
-A level is refused, the databases left whole, unless the merged database
+A pruning is refused, the databases left whole, unless the merged database
 holds exactly what its streams' databases hold (export_followed), the
 stream it writes included (nothing written since its last export). The
 merged database keeps export_followed, so the next follow copies only the
-rows after it. When a later follow must merge anew from levelled streams'
+rows after it. When a later follow must merge anew from pruned streams'
 databases, it rebuilds them from their folders first (follow.py), since a
-levelled stream's database no longer holds the rows another stream's
+pruned stream's database no longer holds the rows another stream's
 decision reads (the archive queue's captures and their answers are in
 different streams).
 """
@@ -59,7 +59,7 @@ class FollowLevelled:
 def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime | None = None, history=None,
                    figures: bool = False, archive_queue: bool = True,
                    awake_hours: float | None = None) -> FollowLevelled:
-    """Return what was levelled of a following database and its streams' own, after a follow brought them level."""
+    """Return what was pruned of a following database and its streams' own, after a follow brought them in sync."""
     db = Path(db_path)
     folders = [Path(f) for f in (record_dirs if isinstance(record_dirs, (list, tuple)) else [record_dirs])]
     found = merge.stream_folders(folders)
@@ -85,7 +85,7 @@ def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime
         store.close()
     if done.skipped:
         return done
-    for name, part in parts.items():  # each level is whole or nothing: one refused leaves the rest for later
+    for name, part in parts.items():  # each pruning is whole or nothing: one refused leaves the rest for later
         if part.exists() and found[name]:
             try:
                 done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False,
@@ -110,7 +110,7 @@ def _newest_run(conn) -> datetime | None:
 
 
 def _unlevelled(conn, parts: dict) -> str | None:
-    """Return why the databases cannot be levelled now, or None."""
+    """Return why the databases cannot be pruned now, or None."""
     if streams.stream_of(conn) is None:
         return "it is not a database that follows every stream"
     missing = [name or "(default)" for name, part in parts.items() if not part.exists()]

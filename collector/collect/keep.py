@@ -1,8 +1,8 @@
-"""Which rows a level keeps: the temporary tables of ids that collector/collect/level.py copies.
+"""Which rows a pruning keeps: the temporary tables of ids that collector/collect/level.py copies.
 
 Every rule moves forward in time only (an article leaves its revisit window
 for good, the recent ledger and the unpublished months only advance), so a
-level run every hour and one run once a day keep the same rows.
+pruning run every hour and one run once a day keep the same rows.
 
 An article still inside its revisit window is kept one of two ways. A *quiet*
 one (`quiet`: every check it is owed is a regular slot, none of its rows is in

@@ -1,4 +1,4 @@
-"""The bounded working database: the rows the jobs read, copied from a database level with the record.
+"""The bounded working database: the rows the jobs read, copied from a database in sync with the record.
 
 The database a job restores from the Actions cache and updates need not hold
 the whole record: the committed record (data/record, one repository per
@@ -27,19 +27,23 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   and of the archive submissions of every snapshot kept, every try while it
   is not settled, else the answer that settled it (its first confirmed copy);
 * the recent ledger (settings.WORKING_LEDGER_DAYS): its requests, intents, runs, listings;
-* with figures=True (`export level --for-figures`) what a release still reads
+* with figures=True (`export prune --for-figures`) what a release still reads
   (publish/release.py, unpublished_from): the running aggregates of every week
   from the first month not yet published (publish/tallies.py), not their rows;
 * each stream's latest listing of every source (an export's base, its next
   304's entries_of), and the last row of every table (an export's boundary).
 
 Nothing is deleted: the rows are copied into a new file, and the file
-replaces the old one only when complete. Levelling refuses, leaving the
+replaces the old one only when complete. Pruning refuses, leaving the
 database as it was, unless every row it would leave out is already in the
-record: the database must be level with the folder's last export file (its
+record: the database must be in sync with the folder's last export file (its
 head names that file, by SHA-256; the resume or rebuild that brought it
-level checked the chain up to it), hold no row after that file's last ids
+in sync checked the chain up to it), hold no row after that file's last ids
 and no state that differs from the record's. Search is the full database's.
+
+This is `python -m collector export prune` (formerly `export level`): "level"
+in this module's names (level, Levelled, the export_level table, leveltime.py,
+follow_level.py) is the command's historical name, kept for what imports them.
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
 
 @dataclass
 class Levelled:
-    """What one levelling kept and left out, rows per table, and how long it took."""
+    """What one pruning kept and left out, rows per table, and how long it took."""
 
     path: Path
     kept: dict[str, int] = field(default_factory=dict)
@@ -90,7 +94,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
           check=None, ranges: list[tuple[int, int]] = ()) -> Levelled:
     """Return what was kept after writing the bounded working database of db_path.
 
-    out_dir is the record folder the database is level with (its newest
+    out_dir is the record folder the database is in sync with (its newest
     period's, a sparse checkout will do); history the published history
     (publish/history.py; None: nothing published yet, every row a release
     could read is kept). Writes new_path, or replaces db_path when None.
@@ -98,12 +102,12 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     the record does not. With now None, "now" is when the database's last
     run started: the record's own clock, so a cache restored late, or a
     replay of another time, keeps its recent ledger whatever the runner's clock.
-    With archive_queue False (`export level --no-archive-queue`: a collect or
+    With archive_queue False (`export prune --no-archive-queue`: a collect or
     vantages stream's database, whose captures the archive job submits from
     the database that follows every stream) no capture is kept for want of
     an archive answer: none is ever recorded in that database.
 
-    A database that follows every stream (collect/follow_level.py) levels its
+    A database that follows every stream (collect/follow_level.py) prunes its
     streams' own databases with identity_digests=True (of every article left out,
     its key's digest, id and first sighting: a merge maps one address several
     streams recorded to one article by them, record/articles.py IDENTITIES)
@@ -133,16 +137,16 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
         published_from = unpublished_from(source, history) if figures and history is not None else None
         available = tallies.available_from(source.conn) if figures else None
         if figures:
-            tallies.update(source.conn)  # derived data, never exported: level with the rows before any is left out
+            tallies.update(source.conn)  # derived data, never exported: in sync with the rows before any is left out
         floor = first_event(source)
         before = {t: _count(source.conn, "main", t) for t in record_tables(source.conn)}
         head = shadows.head(source.conn)
     finally:
         source.close()
     recent = now - timedelta(days=settings.WORKING_LEDGER_DAYS)
-    # figures_from: from when a release can compute figures (release.py refuses a level that kept less); with
+    # figures_from: from when a release can compute figures (release.py refuses a pruning that kept less); with
     # figures and no published history given, or nothing observed yet, every week's ("") but what a database
-    # levelled before still holds (tallies.available_from).
+    # pruned before still holds (tallies.available_from).
     since = iso(recent if published_from is None else min(recent, published_from))
     since = "" if figures and published_from is None else since
     if available and (not since or parse_instant(since) < parse_instant(available)):
@@ -178,7 +182,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                              "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL, aggregates INTEGER)")
                 conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
                              (floor, iso(now), iso(recent), since, result.bytes_before,
-                              time.monotonic() - started, int(figures)))  # what levelling this much cost: leveltime.py
+                              time.monotonic() - started, int(figures)))  # what pruning this much cost: leveltime.py
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
@@ -214,7 +218,7 @@ def _check_in_record(source: Store, out: Path, db_path: Path) -> None:
 
 
 def due(db_path: str | Path, now: datetime | None, hours: float) -> tuple[bool, str | None]:
-    """Return (whether levelling is due, when the database was last levelled): not within `hours` of now."""
+    """Return (whether pruning is due, when the database was last pruned): not within `hours` of now."""
     store = Store(db_path)
     try:
         last = shadows.levelled_at(store.conn)

@@ -1,10 +1,10 @@
-"""Whether a level fits before a job's deadline: estimated from what the last level of this database cost.
+"""Whether a pruning fits before a job's deadline: estimated from what the last pruning of this database cost.
 
-`export level` copies what the jobs read into a new file, so its time grows
+`export prune` copies what the jobs read into a new file, so its time grows
 with the working database. .github/scripts/level_database.sh runs it in
 collect (deadline 8 minutes after the start, 18-minute timeout) as well as in
-archive and pages: given the job's deadline, a level that might run past it is
-left for a later job, the database used as it is (it is level with the
+archive and pages: given the job's deadline, a pruning that might run past it is
+left for a later job, the database used as it is (it is in sync with the
 record, only larger).
 """
 
@@ -19,7 +19,7 @@ from collector.record.store import Store
 
 
 def estimate(db_path: str | Path) -> float:
-    """Return the seconds a level of the database is expected to take (settings.LEVEL_TIME_SAFETY included)."""
+    """Return the seconds a pruning of the database is expected to take (settings.LEVEL_TIME_SAFETY included)."""
     path = Path(db_path)
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
     store = Store(path)
@@ -34,13 +34,13 @@ def estimate(db_path: str | Path) -> float:
 
 
 def fits(db_path: str | Path, deadline: datetime, now: datetime) -> tuple[bool, float]:
-    """Return (whether a level started at `now` is expected to end before `deadline`, the seconds expected)."""
+    """Return (whether a pruning started at `now` is expected to end before `deadline`, the seconds expected)."""
     seconds = estimate(db_path)
     return (deadline - now).total_seconds() >= seconds, seconds
 
 
 def _last_cost(conn) -> tuple[int, float] | None:
-    """Return (bytes of the database last levelled, seconds it took), or None (never, or not recorded)."""
+    """Return (bytes of the database last pruned, seconds it took), or None (never, or not recorded)."""
     table = shadows.LEVEL_TABLE
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
         return None

@@ -103,7 +103,7 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
     may be taken settings.RECHECK_SLACK_MINUTES early. With `outlets`, only
     their articles' checks (a shard's: collect/shards.py). Regular slots are
     read from the articles' projection (record/fold.py: first capture, slots
-    checked, outlet), the same in a levelled working database as
+    checked, outlet), the same in a pruned working database as
     in a full one; a slot already checked is passed over before any date
     arithmetic, so an article whose slots are all checked costs little.
     """
@@ -304,7 +304,7 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
 def wake(store: Store, article_ids: list[int]) -> int:
     """Return how many dormant articles of these were woken: their rows put back before they are revisited.
 
-    A levelled working database holds a quiet article as one compact row
+    A pruned working database holds a quiet article as one compact row
     (collector/record/dormant.py); its rows point at runs and requests left
     out (they are in the record), so they go back with foreign keys off.
     """

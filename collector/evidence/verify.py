@@ -10,7 +10,7 @@ Each check names the first file, line or row that fails it:
 3. every RFC 3161 token beside a file vouches for that file under its
    authority's roots, at a time no earlier than the file says it was written;
    files with fewer than the required tokens are listed (or fail, when asked);
-4. with a database: the newest file is the head the database was last level
+4. with a database: the newest file is the head the database was last in sync
    with, its triggers are whole, and every row it holds is the record's;
    with the database that merges a record's streams, every row is the one
    the stream that wrote it holds (collector/record/compare_merged.py).

@@ -1,7 +1,7 @@
 """Capture checks: entries first listed already older than the capture window, and the listing lag.
 
 An entry's first listing is the earliest listing naming its address key among
-the listings this database holds (a levelled database keeps two days of them:
+the listings this database holds (a pruned database keeps two days of them:
 an address seen before is recognised by its article's first sighting).
 """
 

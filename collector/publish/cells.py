@@ -151,7 +151,7 @@ def _add_articles(block: Block, rows, cutoffs: list[float]) -> None:
 def first_event(store: Store):
     """Return the Julian day of the earliest observation the figures count, or None.
 
-    A levelled working database keeps the record's recent rows only, and the
+    A pruned working database keeps the record's recent rows only, and the
     day of its first observation beside them (collector/collect/level.py).
     """
     floor = level_floor(store.conn)

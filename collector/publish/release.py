@@ -70,7 +70,7 @@ class Release:
 def release(store: Store, now: datetime, history, write: bool = True) -> Release:
     """Decide every newly closed period, audit the whole history with them, and append them if it passes.
 
-    Raises BadUsage, before deciding anything, when the database was levelled
+    Raises BadUsage, before deciding anything, when the database was pruned
     without the rows the release computes figures from (refuse_levelled).
     """
     refuse_levelled(store, history)
@@ -100,7 +100,7 @@ def unpublished_from(store: Store, history) -> datetime | None:
     """Return the start of the first month a later release still reads (None: the whole record).
 
     That is the month of the first period not yet in the published history:
-    `export level --for-figures` keeps the running aggregates of its weeks on
+    `export prune --for-figures` keeps the running aggregates of its weeks on
     (collector/collect/level.py, collector/publish/tallies.py).
     """
     start = first_event(store)
@@ -117,9 +117,9 @@ def unpublished_from(store: Store, history) -> datetime | None:
 
 
 def refuse_levelled(store: Store, history) -> None:
-    """Raise BadUsage when the database was levelled without rows a release from `history` reads.
+    """Raise BadUsage when the database was pruned without rows a release from `history` reads.
 
-    `export level` keeps every row a release reads only from its
+    `export prune` keeps every row a release reads only from its
     figures_from instant on (collector/collect/level.py): with --for-figures,
     from the first month not yet in the published history, else from the
     recent ledger's start. Figures computed from such a database would be
@@ -131,7 +131,7 @@ def refuse_levelled(store: Store, history) -> None:
                        "its rows alone would give wrong figures. Publish from the full database `export rebuild` "
                        "makes (pruned with `export prune --for-figures` if it must be small)")
     kept = shadows.figures_from(store.conn)
-    if not kept:  # never levelled (None), or levelled keeping every row ("")
+    if not kept:  # never pruned (None), or pruned keeping every row ("")
         return
     needed = unpublished_from(store, history)
     if needed is not None and parse_instant(kept) <= needed:

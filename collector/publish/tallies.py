@@ -3,8 +3,8 @@
 A release reads these, not the rows they count (collector/publish/cells.py
 read_block). They are derived data, never observations: bookkeeping tables
 (`export_tally_*`, never exported), made from every row the first time a
-database is read for figures. A database levelled keeping them and not the
-rows (`export level --for-figures`) cannot make them again: a release refuses
+database is read for figures. A database pruned keeping them and not the
+rows (`export prune --for-figures`) cannot make them again: a release refuses
 it when they are gone (publish/release.py). `update` adds what every row
 appended since its last call contributes: each appended table is followed
 by id, one watermark per stream's id range (collector/record/streams.py),
@@ -22,7 +22,7 @@ outlet and first capture, its first confirmed archive copy, its address keys'
 digests. Per address key's digest: its first listing (an article's capture
 delay is read from its keys' first listings when the release runs, as the
 record's capture_delays view finds them, so no article's own rows need be
-kept). A level keeps the weeks' aggregates from the first unpublished month,
+kept). A pruning keeps the weeks' aggregates from the first unpublished month,
 and every article's outlet and first capture and every key's first listing
 whole (another capture of an article captured long ago is not its first; an
 address listed long ago may become a new article's): those grow with the
@@ -165,7 +165,7 @@ def _listings(conn, low: int, high: int, _table: str) -> None:
 
 def _keys(conn, low: int, high: int, table: str) -> None:
     """Every address key of every article, by digest (an article's first listing is its keys' first), and every
-    article's outlet: its capture may come from another stream after a level left its row out."""
+    article's outlet: its capture may come from another stream after a pruning left its row out."""
     column = "id" if table == "articles" else "article_id"
     conn.execute(f"""
         INSERT OR IGNORE INTO {KEYS} (article_id, digest)
@@ -205,7 +205,7 @@ def _archived(conn, low: int, high: int, _table: str) -> None:
 
 def _queued(conn) -> None:
     """Queued addresses per outlet and week: the queue is state, one row per address, so its rows are read
-    again (a level keeps the pending ones and the unpublished months', collector/collect/level.py) and the
+    again (a pruning keeps the pending ones and the unpublished months', collector/collect/level.py) and the
     latest state of each address wins, as it does in the queue."""
     conn.execute(f"""
         INSERT OR REPLACE INTO {QUEUED} (digest, outlet_id, week)
@@ -219,7 +219,7 @@ def keep(conn: sqlite3.Connection, since: str) -> None:
     week holding since is whole; the addresses' first listings are all kept
     (an address first listed long ago may become a newly captured article's).
     """
-    ensure(conn)  # the source's are always there: level brings them up to date first
+    ensure(conn)  # the source's are always there: pruning brings them up to date first
     day = julian_day(parse_instant(since)) if since else None
     week = "1" if day is None else f"julianday(week) > {day!r} - 7"
     captured = "1" if day is None else f"captured_j >= {day!r} - 7"
@@ -236,9 +236,9 @@ def keep(conn: sqlite3.Connection, since: str) -> None:
 
 
 def available_from(conn: sqlite3.Connection) -> str | None:
-    """Return from when a database levelled before can still give figures (None or "": never levelled, or all).
+    """Return from when a database pruned before can still give figures (None or "": never pruned, or all).
 
-    Its figures_from; but one levelled keeping the figures as aggregates that are gone holds its recent
+    Its figures_from; but one pruned keeping the figures as aggregates that are gone holds its recent
     ledger's rows alone (and a release refuses it: publish/release.py). Asked before update() makes them anew.
     """
     if shadows.figures_as_aggregates(conn) and not present(conn):

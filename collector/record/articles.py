@@ -23,7 +23,7 @@ def article_key(url: str) -> str:
         return url
 
 
-# A stream's own database beside one that follows every stream, levelled (collector/collect/follow_level.py),
+# A stream's own database beside one that follows every stream, pruned (collector/collect/follow_level.py),
 # keeps of each article it leaves out the digest of its key, its id and when it was first seen: what a merge
 # maps an address several streams recorded by (collector/record/merge.py article_map). Bookkeeping too.
 IDENTITIES = "export_identities"
@@ -33,7 +33,7 @@ CREATE_IDENTITIES = (f"CREATE TABLE IF NOT EXISTS {IDENTITIES} (digest BLOB PRIM
 
 def known(conn: sqlite3.Connection, key: str) -> bool:
     """Return True when an address with this key was queued or belongs to an article already: the queue, or the
-    address keys' projection (record/fold_keys.py), which a levelled database keeps whole."""
+    address keys' projection (record/fold_keys.py), which a pruned database keeps whole."""
     return (conn.execute("SELECT 1 FROM capture_queue WHERE url_key = ?", (key,)).fetchone() is not None
             or fold_keys.known(conn, key))
 

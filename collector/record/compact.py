@@ -1,8 +1,8 @@
 """The compact revisit state: a working database's older snapshot texts held as digests, read from the record.
 
-Most of a levelled working database was the latest text of each article still
+Most of a pruned working database was the latest text of each article still
 inside its revisit window (8.9 GiB of 35.6 at day 730, 40 outlets), kept only
-so that the next revisit can compare with it. `export level` keeps instead,
+so that the next revisit can compare with it. `export prune` keeps instead,
 for each such text, a row of TABLE: the SHA-256 of the text as stored and of
 its comparison form (collector/parse/textnorm.py normalise_for_comparison,
 the method's), and the fingerprint of the normalisation that made it. The
@@ -180,7 +180,7 @@ def resolve_held(conn, row: dict, path: Path) -> dict:
 def insert_sharing(conn, row: dict, resolve) -> bool:
     """Insert a resumed snapshot whose text repeats a held one's, sharing its text id; False when not held.
 
-    `export rebuild --resume` on a levelled database: the file says the text
+    `export rebuild --resume` on a pruned database: the file says the text
     is that of an earlier row ({"$same": id}) whose text this database holds
     as digests only. The row goes straight into snapshot_rows with the earlier
     row's text id, held likewise (the full database shares the text too), and

@@ -3,7 +3,7 @@
 A file's SHA-256 is vouched for by the next file's `previous_sha256`; the
 newest has no next file, so its content is checked here line by line (every
 line JSON, the rows it holds those its header counts, its ids inside the range
-its header claims) and its hash against the head the database was last level
+its header claims) and its hash against the head the database was last in sync
 with. Signatures and timestamps (collector/evidence/) vouch for it from outside.
 """
 

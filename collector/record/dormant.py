@@ -1,10 +1,10 @@
-"""Dormant articles: one compact row per article a levelled working database revisits but does not hold.
+"""Dormant articles: one compact row per article a pruned working database revisits but does not hold.
 
 An article inside its revisit window waits days or months between checks
 (settings.RECHECK_SCHEDULE_HOURS), and a working database that held its rows
 all that time (its identity and addresses, every check, its capture and its
 latest snapshot: about 10 KB an article with real addresses, 1.46 million
-articles after a year at 40 outlets) was 15 GiB after a year. `export level`
+articles after a year at 40 outlets) was 15 GiB after a year. `export prune`
 keeps instead, for each *quiet* article (every check it is owed is a regular
 slot, none of its rows is in the recent ledger, its last check that said
 anything said present, no capture of it awaits the archive), one row of TABLE
@@ -20,7 +20,7 @@ unchanged (INSERT OR IGNORE: rows that are already in the record; the export
 continues after its last ids, so nothing is exported twice), and from then on
 the revisit reads and writes what it would in the full database: the same
 comparisons, events and export lines (an export's {"$same": id} names the
-article's latest snapshot and check, which are woken). The next level makes it
+article's latest snapshot and check, which are woken). The next pruning makes it
 dormant again. Nothing is guessed: a dormant article's rows are the record's,
 and the full database for browsing is still `export rebuild`'s.
 
@@ -121,7 +121,7 @@ def wake(conn, article_ids: Iterable[int]) -> int:
             digests = [r for r in rows[compact.TABLE] if r["text_id"] not in texts]
             if digests:
                 conn.execute(compact.CREATE)
-                for row in digests:  # held as digests, as the level that made it dormant held it
+                for row in digests:  # held as digests, as the pruning that made it dormant held it
                     _insert(conn, compact.TABLE, row)
             woken += 1
     return woken
@@ -133,7 +133,7 @@ def _insert(conn, table: str, row: dict) -> None:
                  list(row.values()))
 
 
-# -- made by `export level` -----------------------------------------------------------
+# -- made by `export prune` -----------------------------------------------------------
 
 def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
     """Write main.TABLE's rows of these articles from src (attached): their rows there, and any row src held.

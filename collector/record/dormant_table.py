@@ -1,4 +1,4 @@
-"""Migration 15: the table of a levelled working database's dormant articles (collector/record/dormant.py).
+"""Migration 15: the table of a pruned working database's dormant articles (collector/record/dormant.py).
 
 Migration 17 (record/fold.py) drops since, slots and outlet_id: the articles' projection holds them.
 """

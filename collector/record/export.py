@@ -132,7 +132,7 @@ def check_continues(conn, header: dict, last: Path | None) -> None:
 
 
 def check_not_elsewhere(conn, out: Path, last: Path | None) -> None:
-    """Raise for an empty folder when the database was last level with a file of another one.
+    """Raise for an empty folder when the database was last in sync with a file of another one.
 
     Exported there, the whole database would become a second record with
     its own chain from file 1: the sign of a new year's record repository
@@ -256,7 +256,7 @@ def _base_listing(conn, listing_id: int, source, content: list[str], low: int) -
 
 
 def _level(conn, out: Path, last: Path | None, last_sha: str | None) -> bool:
-    """Return True when the database was last brought level with the folder's last file."""
+    """Return True when the database was last brought in sync with the folder's last file."""
     head = shadows.head(conn)
     if last is None:
         return head is None

@@ -8,7 +8,7 @@ a retry, '24h#2', nor a follow-up, 'followup:...'), as a set written
 ',1h,6h,24h,' in the order the checks arrived. TABLE holds one row an article,
 and the triggers below fold each row into it as the row is inserted, whatever
 inserts it: a run, `export rebuild` (whole or resumed), a follower's merge,
-`export level` copying the rows it keeps, a dormant article woken. Each value
+`export prune` copying the rows it keeps, a dormant article woken. Each value
 is a set, a minimum or the article row's own, so the order rows arrive in (a
 stream late, a merge table by table, a capture before its article's row) does
 not change it, and a row folded twice changes nothing: the projection equals
@@ -16,9 +16,9 @@ the rows by construction (`from_rows` computes it from them;
 tests/record/test_fold.py holds the two equal in random orders and on
 databases the code before wrote, tests/record/test_follow.py on a follower
 after every increment, tests/collect/test_dormant.py on real collections,
-levelled, revisited and rebuilt).
+pruned, revisited and rebuilt).
 
-A levelled working database leaves rows out (collector/collect/level.py) and
+A pruned working database leaves rows out (collector/collect/level.py) and
 keeps, of TABLE, every article still owed a check and every article whose
 rows it keeps (`keep`): the scheduler (collector/collect/revisits.py) reads
 the same schedule whatever database it runs on, and an article owed nothing
@@ -26,7 +26,7 @@ more whose rows are gone is read by nothing. TABLE is derived, never an
 observation: its name starts with fileformat.DERIVED_PREFIX, it is never
 exported, and the record's rows make it again.
 
-Before migration 17 a levelled database held a quiet article's first capture,
+Before migration 17 a pruned database held a quiet article's first capture,
 slots and outlet in its dormant row (record/dormant.py); `migrate` folds
 those in, then drops the three columns. (The address a dormant article is
 revisited at stays in its packed rows, where it is compressed with the rest.)
@@ -184,14 +184,14 @@ def migrate(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
 def refold(conn: sqlite3.Connection) -> int:
     """Fold every row the database holds into TABLE again, over what it holds; return how many articles it
     holds. What `export restore-triggers` runs after putting back a trigger of TABLE: rows inserted while it
-    was missing were not folded (a levelled database's rows left out were, before they left)."""
+    was missing were not folded (a pruned database's rows left out were, before they left)."""
     for statement in _FOLD_ROWS:
         conn.execute(statement)
     return conn.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
 
 
 def keep(conn: sqlite3.Connection, owed: Iterable[int], source: str = "src") -> int:
-    """Copy from an attached database (a level's source) the rows of TABLE a levelled database keeps: of the
+    """Copy from an attached database (a pruning's source) the rows of TABLE a pruned database keeps: of the
     articles `owed` a check and of every article whose rows main holds (after they were copied: what their
     triggers folded in is replaced by the whole row). Return how many rows were kept."""
     conn.execute("CREATE TEMP TABLE fold_owed (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")

@@ -6,13 +6,13 @@ gave it, a redirect ended on it or a page named it canonical), known by a
 128-bit digest of it (`key_digest`), one row a key in TABLE. What
 discovery reads (articles.known): a page listed again, under any address an
 article was recorded by, is not queued again, however long ago its rows left
-a levelled working database.
+a pruned working database.
 
 The triggers below fold each `articles` and `article_urls` row in as it is
-inserted, whatever inserts it (a run, a rebuild, a merge, a level's copy, a
+inserted, whatever inserts it (a run, a rebuild, a merge, a pruning's copy, a
 dormant article woken); TABLE is a set, so the order rows arrive in does not
 change it and a row folded twice changes nothing (`from_rows` computes it
-from the rows; tests/record/test_fold_keys.py holds the two equal). A level
+from the rows; tests/record/test_fold_keys.py holds the two equal). A pruning
 keeps it whole: it is what lets the rows go.
 
 The digest is SHA-256, computed in Python (SQLite has none): every
@@ -22,11 +22,11 @@ address. TABLE is derived, never an observation: its name starts with
 fileformat.DERIVED_PREFIX, it is never exported, and the record's rows make
 it again.
 
-Before migration 18 a levelled database knew the keys of the articles it had
-left out by a bookkeeping table, export_known_keys, written by each level;
+Before migration 18 a pruned database knew the keys of the articles it had
+left out by a bookkeeping table, export_known_keys, written by each pruning;
 `migrate` folds it in and drops it. Not folded yet: which article was first
 listed at a key, what a merge of every stream maps one address of two
-streams by (record/articles.py IDENTITIES, kept by a follower's levelled
+streams by (record/articles.py IDENTITIES, kept by a follower's pruned
 stream databases). Holding it here, in every database, cost about 16 bytes
 more a key and crossed 2 GB at day 729 of bench/working_db.py (docs/figures.md).
 """
@@ -73,7 +73,7 @@ _FOLD_ROWS = tuple(f"INSERT INTO {TABLE} (digest) SELECT {FUNCTION}(url_key) FRO
 
 def migrate(conn: sqlite3.Connection, execute) -> None:
     """Migration 18: create TABLE and its triggers, fold in every row the database holds and the known keys of
-    a database levelled before, then drop that table."""
+    a database pruned before, then drop that table."""
     register(conn)
     execute(CREATE)
     refold(conn)
@@ -113,6 +113,6 @@ def from_rows(conn: sqlite3.Connection) -> frozenset[bytes]:
 
 
 def keep(conn: sqlite3.Connection, source: str = "src") -> None:
-    """Copy TABLE whole from an attached database (a level's source), over what main's triggers folded from the
-    rows it copied. A level leaves rows out; their keys stay known."""
+    """Copy TABLE whole from an attached database (a pruning's source), over what main's triggers folded from the
+    rows it copied. A pruning leaves rows out; their keys stay known."""
     conn.execute(f"INSERT INTO main.{TABLE} SELECT * FROM {source}.{TABLE} WHERE true ON CONFLICT (digest) DO NOTHING")

@@ -1,14 +1,14 @@
-"""A database that follows every record stream: brought level with each stream's new files, not rebuilt.
+"""A database that follows every record stream: brought in sync with each stream's new files, not rebuilt.
 
 `export rebuild` merges every stream of the record into a new database
 (collector/record/merge.py). A job that reads the whole record every few
 minutes (the site's figures, the archive job) cannot rebuild it each time, so
-`follow(db, record_dirs)` keeps that merged database level instead, reading
+`follow(db, record_dirs)` keeps that merged database in sync instead, reading
 only the files each stream wrote since the last time:
 
 * beside the database, in `<db>.streams/`, each stream's own database,
   exactly the one a merge builds first (its chain verified, its boundary
-  rows checked), brought level with the stream's new files by
+  rows checked), brought in sync with the stream's new files by
   `rebuild.resume`, or rebuilt from the stream's folder when it has none;
 * into the merged database, each stream's rows after the last id of it the
   database holds (table export_followed), with the merge's own rules and
@@ -72,7 +72,7 @@ def _label(name: str | None) -> str:
 
 def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | None = None,
            progress: StreamProgress | None = None) -> Followed:
-    """Return what was done after bringing the merged database at db_path level with every stream.
+    """Return what was done after bringing the merged database at db_path in sync with every stream.
 
     record_dirs: the record folder (or the record repositories of successive
     years, oldest first), every stream's folder inside it. A database that
@@ -131,7 +131,7 @@ def _wrote(db: Path) -> dict[str, tuple[str, str]]:
 
 def _write_as(db: Path, writer: str, paths: list[Path] | None, part: Path | None,
               wrote: dict[str, tuple[str, str]]) -> None:
-    """Make the merged database the writer's: its stream, level with its folder's last file.
+    """Make the merged database the writer's: its stream, in sync with its folder's last file.
 
     The state tables hold every stream's state: it is taken as exported (the
     shadows hold it), so an export sends only what the writer changes; but
@@ -180,7 +180,7 @@ def _told(progress: StreamProgress | None, name: str | None) -> Progress | None:
 
 def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed,
                 progress: Progress | None = None) -> None:
-    """Bring one stream's own database level with its folders (rebuilding it when it cannot be)."""
+    """Bring one stream's own database in sync with its folders (rebuilding it when it cannot be)."""
     if part.exists():
         try:
             loaded, _ = resume(paths, part, progress)
@@ -203,7 +203,7 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed,
 
 
 def levelled(part: Path) -> bool:
-    """Return True when a stream's own database was levelled (collect/follow_level.py): it lacks rows."""
+    """Return True when a stream's own database was pruned (collect/follow_level.py): it lacks rows."""
     conn = sqlite3.connect(part)
     try:
         return shadows.levelled_at(conn) is not None
@@ -212,9 +212,9 @@ def levelled(part: Path) -> bool:
 
 
 def _unlevel(found: dict[str | None, list[Path]], parts: dict[str | None, Path], done: Followed) -> None:
-    """Rebuild whole, from their folders, the levelled streams' databases a merge anew is to read.
+    """Rebuild whole, from their folders, the pruned streams' databases a merge anew is to read.
 
-    A levelled stream's database lacks rows that another stream's decide
+    A pruned stream's database lacks rows that another stream's decide
     what a merge keeps (a capture the archive stream has not confirmed is
     left out of its collect stream's database), so a merge from them would
     not be the record's.

@@ -195,7 +195,7 @@ def _attached(conn, part: Path, sql: list[str]) -> None:
 def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None]) -> None:
     """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has.
 
-    Addresses are compared by their keys' digests (record/articles.py key_digest): a levelled stream's
+    Addresses are compared by their keys' digests (record/articles.py key_digest): a pruned stream's
     database holds those alone of the articles it left out (export_identities).
     """
     conn.create_function("tw_key_digest", 1, key_digest, deterministic=True)

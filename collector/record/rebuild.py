@@ -41,7 +41,7 @@ def rebuild(out_dir: str | Path | list, db_path: str | Path, progress: Progress 
 
 def resume(out_dir: str | Path | list, db_path: str | Path,
            progress: Progress | None = None) -> tuple[int, dict[str, int]]:
-    """Return (files loaded, rows per table) after bringing a database level with the export folder.
+    """Return (files loaded, rows per table) after bringing a database in sync with the export folder.
 
     The database must hold exactly what the folder held at one of its files:
     it was rebuilt from the folder, or exported to it, and nothing was added
@@ -50,7 +50,7 @@ def resume(out_dir: str | Path | list, db_path: str | Path,
     does not replay the whole record each time. Raises ExportError for a
     database that does not continue the folder, which is left untouched.
     A new year's folder starts with the last file of the year before, so a
-    database level with that file resumes from the new folder alone. One
+    database in sync with that file resumes from the new folder alone. One
     folder need hold only the files from the database's on (a sparse
     checkout of its newest days).
     """
@@ -173,7 +173,7 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
             conn.executemany(pending[0][0], [values for _, values in pending])
             pending.clear()
 
-    held = compact.exists(conn)  # a levelled working database: some texts are held as digests only
+    held = compact.exists(conn)  # a pruned working database: some texts are held as digests only
     asleep = dormant.exists(conn) and conn.execute(f"SELECT 1 FROM {dormant.TABLE} LIMIT 1").fetchone() is not None
     woken: set[int] = set()
     boundary = read_header(path).get("through", {}).get("snapshots") if held else None

@@ -14,7 +14,7 @@ before is copied into it byte for byte, beside a CONTINUES.json naming the
 repository and file it continues (collector/record/folder.py). The next
 export then continues the chain from that copy (its `previous_sha256` is
 the copy's SHA-256), so the file format knows nothing of years; the cached
-working database, level with that file, resumes as ever. `export verify`
+working database, in sync with that file, resumes as ever. `export verify`
 given both folders checks the chain across them, and `export rebuild`
 reads them in order.
 """

@@ -4,8 +4,8 @@ State tables (the capture queue, outlets) change in place, so an export
 cannot find their new rows by id. Each keyed table `T` has a shadow
 `export_shadow_T` holding its rows as last exported; an export writes the
 rows that differ from their shadow and then updates it. `export_head` names
-the export file the database was last level with, and its SHA-256.
-`export_level` is what a working database left out when it was levelled
+the export file the database was last in sync with, and its SHA-256.
+`export_level` is what a working database left out when it was pruned
 (collector/collect/level.py): the first instant the whole record observed.
 """
 
@@ -94,37 +94,37 @@ def fill_from_files(conn: sqlite3.Connection, tables: list[str], files: list[Pat
 
 
 def head(conn: sqlite3.Connection) -> tuple[str, str] | None:
-    """Return (export file, its SHA-256) the database was last level with, or None."""
+    """Return (export file, its SHA-256) the database was last in sync with, or None."""
     row = conn.execute("SELECT batch, sha256 FROM export_head WHERE id = 1").fetchone()
     return (row[0], row[1]) if row else None
 
 
 def set_head(conn: sqlite3.Connection, batch: str, sha: str) -> None:
-    """Record that the database is level with export file `batch` (relative name) of SHA-256 `sha`."""
+    """Record that the database is in sync with export file `batch` (relative name) of SHA-256 `sha`."""
     conn.execute("INSERT INTO export_head (id, batch, sha256) VALUES (1, ?, ?) "
                  "ON CONFLICT(id) DO UPDATE SET batch = excluded.batch, sha256 = excluded.sha256",
                  (batch, sha))
 
 
-LEVEL_TABLE = "export_level"  # bookkeeping (never exported): what levelling left out
+LEVEL_TABLE = "export_level"  # bookkeeping (never exported): what pruning left out
 
 
 def level_floor(conn: sqlite3.Connection) -> float | None:
-    """Return the Julian day of the whole record's first observation, when this database was levelled."""
+    """Return the Julian day of the whole record's first observation, when this database was pruned."""
     row = _level_row(conn, "first_event")
     return None if row is None else row[0]
 
 
 def levelled_at(conn: sqlite3.Connection) -> str | None:
-    """Return the instant (the record's clock) this database was last levelled at, or None."""
+    """Return the instant (the record's clock) this database was last pruned at, or None."""
     row = _level_row(conn, "levelled_at")
     return None if row is None else row[0]
 
 
 def figures_from(conn: sqlite3.Connection) -> str | None:
-    """Return the instant this database's last level kept every row a release reads from ("": every row), or None.
+    """Return the instant this database's last pruning kept every row a release reads from ("": every row), or None.
 
-    None: never levelled. collector/collect/level.py writes it; a release
+    None: never pruned. collector/collect/level.py writes it; a release
     (publish/release.py) refuses a database that lacks rows it would read.
     """
     row = _level_row(conn, "figures_from")
@@ -132,9 +132,9 @@ def figures_from(conn: sqlite3.Connection) -> str | None:
 
 
 def figures_as_aggregates(conn: sqlite3.Connection) -> bool:
-    """Return True when this database's last level kept the figures as running aggregates, not as rows.
+    """Return True when this database's last pruning kept the figures as running aggregates, not as rows.
 
-    (collector/publish/tallies.py; a level before they existed has no such column.)
+    (collector/publish/tallies.py; a pruning before they existed has no such column.)
     """
     try:
         row = _level_row(conn, "aggregates")

@@ -5,10 +5,10 @@ The record repository can also receive a file nobody's job wrote (a leaked
 token, a mistaken commit), well chained to the last one; a rebuild or a
 resume reads it like any other. What tells the two apart is this table:
 `export_new` adds a row for each file it writes (its record name and
-SHA-256) in the transaction that makes the database level with it, and
+SHA-256) in the transaction that makes the database in sync with it, and
 nothing else ever adds one. A rebuilt database starts with none: it wrote
 nothing. Bookkeeping, never exported (its name starts with export_);
-`export level` keeps it as it is.
+`export prune` keeps it as it is.
 """
 
 from __future__ import annotations
