@@ -12,7 +12,7 @@ succeeded and then, with pruning, deletes what .github/scripts/prune_cache.py's 
 (the very function the workflows run). A miss is a restore that found nothing, or an entry older
 than the last save of its prefix: that job rebuilds from the record.
 
-The entries' sizes are the databases' measured sizes at 40 outlets, the largest between two levels
+The entries' sizes are the databases' measured sizes at 40 outlets, the largest between two prunings
 ("4 hours later"), uncompressed (actions/cache stores a zstd tar: an upper bound), read off the
 README's tables: the working database (`bench/working_db.py --days 730 --outlets 40 100 --level-on
 729`), the pages job's follower (`bench/follower_db.py --days 730 --outlets 40 100`), and the archive
@@ -41,7 +41,7 @@ from collector import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1024**3
-# day -> GiB at 40 outlets, the largest between two levels (README tables, see the docstring).
+# day -> GiB at 40 outlets, the largest between two prunings (README tables, see the docstring).
 WORKING = {0: 0.0, 30: 0.36, 100: 0.68, 200: 1.09, 365: 1.75, 500: 1.80, 729: 1.84}
 PAGES = {0: 0.0, 30: 0.59, 100: 1.00, 200: 1.48, 365: 2.23, 500: 2.36, 730: 2.56}
 ARCHIVE_OF_PAGES = 2.14 / 2.23  # the archive follower's largest by day 365 against the pages follower's

@@ -1,4 +1,4 @@
-"""The database that follows every stream (the pages, archive and vantages jobs'), levelled, over two simulated years.
+"""The database that follows every stream (the pages, archive and vantages jobs'), pruned, over two simulated years.
 
     .venv/bin/python bench/follower_db.py                # 730 days, 1 outlet simulated, figures for 40 and 100
     .venv/bin/python bench/follower_db.py --days 40      # a quick look
@@ -8,15 +8,15 @@ schema and `export_new`; real addresses, titles, text lengths and vocabulary; re
 settings.RECHECK_SCHEDULE_HOURS) with the archive job's answers each hour, every capture of the hour
 submitted and confirmed, exported to a record folder once a simulated day. Its answers are written in
 the same stream here (as one database doing both jobs writes them); in the workflows they are the
-archive stream's, a stream's database beside the others, levelled alike.
+archive stream's, a stream's database beside the others, pruned alike.
 
 On days 30, 100, 200, 365, 500 and 730 (and the last) a database that follows the record
-(`export follow`, collector/record/follow.py) is brought level with it and levelled as
+(`export follow`, collector/record/follow.py) is brought in sync with it and pruned as
 follow_database.sh does every 4 hours (collector/collect/follow_level.py, with the pages job's
 --for-figures, which keeps the most: the running aggregates a release still reads, the periods
 closed by then published first as pages.yml does, each release checked equal, line for line, to the
 one the full database makes; with --archive, the archive job's, without them). --level-every hours later a copy of it follows the record again,
-which is the largest it gets between levels, and is levelled: the follow and level a job then does,
+which is the largest it gets between prunings, and is pruned: the follow and pruning a job then does,
 timed. The sizes are of the merged database and its streams' own databases beside it together.
 Sizes and times scale with the outlets as bench/working_db.py's do; the rows every job writes
 whatever the outlets (PER_JOB) with the jobs the database follows instead (4 collect jobs and 1
@@ -69,7 +69,7 @@ def publish(follower: Path, published: Path, now, full: Path) -> str:
     """The pages job's release, from the database that follows every stream (pages.yml).
 
     Returns how it compares with the release the full database (never
-    levelled: the simulation's own) makes from the same published history,
+    pruned: the simulation's own) makes from the same published history,
     which must be the same lines; raises AssertionError when they differ.
     """
     lines, seconds = [], []
@@ -102,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     working_db.simulation_arguments(parser)
     parser.add_argument("--level-every", type=int, default=4, choices=range(1, 24), metavar="HOURS",
-                        help="hours between levels, as follow_database.sh's LEVEL_EVERY_HOURS (default 4)")
+                        help="hours between prunings, as follow_database.sh's PRUNE_EVERY_HOURS (default 4)")
     parser.add_argument("--archive", action="store_true",
                         help="the archive job's follower instead: no release, no figures' rows kept (archive.yml)")
     args = parser.parse_args()
@@ -117,7 +117,7 @@ def main() -> None:
     started = time.monotonic()
     store, sim = working_db.simulation(args, work, db)
     print(f"simulating {args.days} days x 24 hourly collect and archive jobs, {args.simulate} outlet(s), "
-          f"{args.per_day} new articles a day each; a database following the record, levelled on the days "
+          f"{args.per_day} new articles a day each; a database following the record, pruned on the days "
           f"reported; work folder {work}", flush=True)
     export.export_new(store, record, now=growth.START)
     checkpoints = sorted({d for d in working_db.CHECKPOINTS if d <= args.days} | {args.days})
@@ -126,7 +126,7 @@ def main() -> None:
         measured = day in checkpoints  # measured on the day after a checkpoint's last hour
         for hour in range(24):
             h = day * 24 + hour
-            if measured and hour == 0:  # the record as it stands: followed and levelled
+            if measured and hour == 0:  # the record as it stands: followed and pruned
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
                 follow(follower, record)
@@ -160,7 +160,7 @@ def main() -> None:
                 assert job.skipped is None, job.skipped
                 rows.append((day, levelled, grown, seconds))
                 print(f"  day {day:>3}: following database {levelled[0] / MIB:,.1f} MiB simulated, "
-                      f"{grown[0] / MIB:,.1f} MiB {args.level_every} hours later; that job's follow + level "
+                      f"{grown[0] / MIB:,.1f} MiB {args.level_every} hours later; that job's follow + prune "
                       f"{seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
                 if day == args.days:
                     break
@@ -175,7 +175,7 @@ def main() -> None:
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
-        print(f"   day  following database (levelled)  {args.level_every} hours later  that job's follow + level")
+        print(f"   day  following database (pruned)  {args.level_every} hours later  that job's follow + prune")
         for day, levelled, grown, seconds in rows:
             at, later_size = (working_db.scaled_size(m, scale, JOBS_SCALE) / GIB for m in (levelled, grown))
             print(f"  {day:>4}  {at:6.2f} GiB                 {later_size:6.2f} GiB        {seconds * scale:6.1f} s")

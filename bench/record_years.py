@@ -19,7 +19,7 @@ each file's header): a second record of no outlet at all measures that part, and
 (2 by default) are scaled above it to the outlets reported.
 
 Reported per year: the repository's packed size, its export files and the largest, the working
-database (largest on any day, as the cache would hold it; never levelled here: `export level`
+database (largest on any day, as the cache would hold it; never pruned here: `export prune`
 and bench/working_db.py bound it), WARC release assets per day and the largest (one run's
 file), a full rebuild from every repository so far, and a job's resume from its year's
 repository of the cache saved a day earlier; then each against GitHub's limits.
@@ -247,7 +247,7 @@ def report(measured: dict) -> None:
         print(f"At {outlets} outlets x {measured['per_day']} articles a day (from {k} simulated outlet(s)"
               + (" and a record of none, for what every job costs whatever the outlets):"
                  if measured["baseline"] else "):"))
-        print("  period   days  repository (git gc)  files  largest file  working database, un-levelled  "
+        print("  period   days  repository (git gc)  files  largest file  working database, unpruned  "
               "WARC a day, largest file  full rebuild  resume")
         rows = table(measured, outlets)
         for r in rows:
@@ -263,10 +263,10 @@ def report(measured: dict) -> None:
     print("repository: packed bytes after git gc of that period's record repository alone (5 GB: GitHub's "
           "recommended most); largest file: the largest export file in it (GitHub refuses files over 100 MiB); "
           "working database: the database file as a job saves it to the Actions cache (before the cache's own "
-          "compression), never levelled here (`export level` bounds it: bench/working_db.py), largest at any "
+          "compression), never pruned here (`export prune` bounds it: bench/working_db.py), largest at any "
           "day's end and at the period's end; WARC: bytes of WARC files recorded a day (release assets), and "
           "the largest, one run's (2 GiB an asset); full rebuild: `export rebuild` from every repository up "
-          "to that period's end, one process; resume: bringing a database saved a day earlier level with its "
+          "to that period's end, one process; resume: bringing a database saved a day earlier in sync with its "
           "period's repository (49 files; a job an hour later reads 2).")
     last = measured["years"][-1]
     print(f"rows at the end ({k} simulated outlet(s)): " + ", ".join(f"{t} {v:,}" for t, v in last["rows"].items()))

@@ -80,7 +80,7 @@ for year, full_days in (("2027", 365), ("2028", 366)):
                     "largest": max(p.stat().st_size for p in files), "largest_name": "",
                     "packed": ry.packed(repo) * scale, "warc": warc * scale, "warc_largest": warc_largest,
                     "db_end": s1 if year == "2027" else s1 + (db_now - s1) * scale, "rows": {}, "composition": []})
-    periods[-1]["db_peak"] = periods[-1]["db_end"]  # never levelled: it only grows
+    periods[-1]["db_peak"] = periods[-1]["db_end"]  # never pruned: it only grows
     periods[-1]["bytes"] = sum(p.stat().st_size for p in files)
 db.close()
 print("days", {y: (len(v), v[-1]) for y, v in days.items()}, "db now", db_now, flush=True)

@@ -365,7 +365,7 @@ class Runner:
     def full_database(self) -> Path:
         """Return the full database rebuilt from the pushed record (`export rebuild`), as a reader browses it.
 
-        The working database the jobs save is levelled: a quiet article is one dormant row there
+        The working database the jobs save is pruned: a quiet article is one dormant row there
         (collector/record/dormant.py), so what the year observed is judged from the record itself.
         """
         self._fresh_checkout()
@@ -376,7 +376,7 @@ class Runner:
         return db
 
     def merged_database(self) -> Path:
-        """Return a database following every stream of the pushed record, never levelled (the archive's answers too).
+        """Return a database following every stream of the pushed record, never pruned (the archive's answers too).
 
         The full database above is the collection's stream alone; the archive
         job writes its answers to a stream of its own (streams/archive).
@@ -388,7 +388,7 @@ class Runner:
             path.unlink(missing_ok=True)
         script = self.checkout / ".github" / "scripts" / "follow_database.sh"
         done = subprocess.run(["bash", str(script), "data/record", str(db)], cwd=self.checkout,
-                              env={**self.env, "LEVEL_EVERY_HOURS": "0"}, capture_output=True, text=True, timeout=3600)
+                              env={**self.env, "PRUNE_EVERY_HOURS": "0"}, capture_output=True, text=True, timeout=3600)
         if done.returncode != 0:
             raise StepFailed(f"follow_database.sh exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
         return db

@@ -561,7 +561,7 @@ def main() -> None:
           f"about {warc_total * scale / args.days * 365 / 2**40:.2f} TiB a year; largest run file "
           f"{warc_largest * scale / mib:.0f} MiB (asset limit 2 GiB); per exchange "
           f"{', '.join(f'{k} {v / 1024:.1f} KiB' for k, v in per_kind.items())} (warcio, real files)")
-    print(f"bringing the database level with the record: a job resuming the cache reads {resumed_files} "
+    print(f"bringing the database in sync with the record: a job resuming the cache reads {resumed_files} "
           f"file(s) in {resume_seconds:.2f} s simulated, about {resume_seconds * scale:.0f} s at "
           f"{args.outlets} outlets, whatever the record's age; a full rebuild (cache lost) read {len(files)} files in "
           f"{rebuild_seconds:.0f} s simulated, about {rebuild_seconds * scale / 60:.0f} min at {args.outlets} "

@@ -1,4 +1,4 @@
-"""The bounded working database over two simulated years: its size, and a job's resume and level.
+"""The bounded working database over two simulated years: its size, and a job's resume and pruning.
 
     .venv/bin/python bench/working_db.py                # 730 days, 1 outlet simulated, figures for 40 and 100
     .venv/bin/python bench/working_db.py --days 40      # a quick look
@@ -9,23 +9,23 @@ titles, text lengths and vocabulary; revisits on settings.RECHECK_SCHEDULE_HOURS
 page, so no article waits on a retry or a follow-up the simulation does not make) and exports them
 to a record folder, once a simulated day. No archive answer is in it: the archive job writes a
 stream of its own from the database that follows every stream (archive.yml), as in production.
-On days 30, 100, 200, 365, 500 and 730 (and the last) the working database is levelled
+On days 30, 100, 200, 365, 500 and 730 (and the last) the working database is pruned
 (collector.collect.level.level with archive_queue=False, as .github/scripts/level_database.sh
 runs it in every collect job).
-Levelling keeps rows by rules that only move forward in time (an article leaves its revisit window
-for good, the recent ledger and the unpublished months only advance), so levelling on those days
-alone leaves the rows levelling every hour would; between them the simulated database grows whole.
+Pruning keeps rows by rules that only move forward in time (an article leaves its revisit window
+for good, the recent ledger and the unpublished months only advance), so pruning on those days
+alone leaves the rows pruning every hour would; between them the simulated database grows whole.
 
---level-every hours after each (4, level_database.sh's LEVEL_EVERY_HOURS), it reports the
-database grown since (the largest it gets between levels) and that next level, timed. On those days it reports a job's restore and level: the database as a job of the day's last
-hour restores it (levelled and saved by the job before),
-brought level with the record (`export rebuild --resume`: that hour's two export files) and
-levelled, timed, and the size of the working database the job then works on and saves. The
+--level-every hours after each (4, level_database.sh's PRUNE_EVERY_HOURS), it reports the
+database grown since (the largest it gets between prunings) and that next pruning, timed. On those days it reports a job's restore and pruning: the database as a job of the day's last
+hour restores it (pruned and saved by the job before),
+brought in sync with the record (`export rebuild --resume`: that hour's two export files) and
+pruned, timed, and the size of the working database the job then works on and saves. The
 cache's download is not in the figure (it depends on the runner's link).
 Sizes and times are scaled linearly from the simulated outlets to the outlets reported: every
 outlet's rows are independent; what each job writes whatever the outlets (PER_JOB: its run, its
 finish, its WARC file's row) is scaled with the jobs instead (4 collect jobs an hour). The time a
-level costs whatever the outlets (timed
+pruning costs whatever the outlets (timed
 on a database of no observation) is added once, the rest scaled.
 """
 
@@ -143,10 +143,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     simulation_arguments(parser)
     parser.add_argument("--level-on", type=int, nargs="*", default=[],
-                        help="days to publish and level on besides 30, 100, 200, 365, 500 and 730 (and the last)")
+                        help="days to publish and prune on besides 30, 100, 200, 365, 500 and 730 (and the last)")
     parser.add_argument("--level-every", type=int, default=4, choices=range(1, 25), metavar="HOURS",
-                        help="hours between levels, as level_database.sh's LEVEL_EVERY_HOURS (default 4): the "
-                             "database is also measured that long after each reported day's level")
+                        help="hours between prunings, as level_database.sh's PRUNE_EVERY_HOURS (default 4): the "
+                             "database is also measured that long after each reported day's pruning")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -159,8 +159,8 @@ def main() -> None:
     store, sim = simulation(args, work, db)
     print(f"simulating {args.days} days x 24 hourly collect jobs, {args.simulate} outlet(s), "
           f"{args.per_day} new articles a day each, {args.sources} sources x {args.entries} entries, revisits on; "
-          f"levelled on the days reported; work folder {work}", flush=True)
-    # What a job's resume and level cost whatever the outlets (opening, the schema, the queries' set-up):
+          f"pruned on the days reported; work folder {work}", flush=True)
+    # What a job's resume and pruning cost whatever the outlets (opening, the schema, the queries' set-up):
     # timed on the database of no observation yet, and not scaled.
     export.export_new(store, record, now=growth.START)
     store.close()
@@ -173,8 +173,8 @@ def main() -> None:
         for hour in range(24):
             h = day * 24 + hour
             if day in checkpoints and hour == args.level_every - 1:
-                # --level-every hours after a checkpoint's level: the largest the database gets between levels,
-                # and what the next level costs (level_database.sh levels every LEVEL_EVERY_HOURS).
+                # --level-every hours after a checkpoint's pruning: the largest the database gets between prunings,
+                # and what the next pruning costs (level_database.sh prunes every PRUNE_EVERY_HOURS).
                 export.export_new(store, record, now=growth.START + timedelta(hours=h))
                 store.checkpoint()
                 store.close()
@@ -186,7 +186,7 @@ def main() -> None:
                 daily.unlink()
                 store = reopen(sim, db)
             if measured and hour == 23:
-                # The job before: it levels (level_database.sh) ...
+                # The job before: it prunes (level_database.sh) ...
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
                 store.close()
@@ -210,7 +210,7 @@ def main() -> None:
                      largest_tables(saved)))
         saved.unlink()
         print(f"  day {day + 1:>3}: working database {job.bytes_after / MIB:,.1f} MiB simulated "
-              f"({done.bytes_before / MIB:,.1f} MiB before the day's first levelling); a job's resume + level "
+              f"({done.bytes_before / MIB:,.1f} MiB before the day's first pruning); a job's resume + prune "
               f"{seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
     store.close()
     k = args.simulate
@@ -225,8 +225,8 @@ def main() -> None:
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
-        print(f"   day  working database  {args.level_every} hours later (the next level)  a job's resume + level "
-              "(of which level)")
+        print(f"   day  working database  {args.level_every} hours later (the next pruning)  a job's resume + prune "
+              "(of which pruning)")
         for day, measured, files, seconds, level_seconds, _tables in rows:
             fits = "under" if size(measured, scale) < TARGET else "OVER"
             grown, daily = peaks.get(day, (None, None))
@@ -234,7 +234,7 @@ def main() -> None:
                      f"{scaled(daily, scale):5.1f} s)") if grown else " " * 30
             print(f"  {day:>4}  {size(measured, scale) / GIB:6.2f} GiB ({fits} 2 GB)  {later}  {scaled(seconds, scale):6.1f} s "
                   f"({scaled(level_seconds, scale):.1f} s; {files} export files resumed)")
-        print(f"  slowest first levelling of a day (the simulated database grown whole since the last): "
+        print(f"  slowest first pruning of a day (the simulated database grown whole since the last): "
               f"{scaled(level_max, scale):.1f} s")
         print()
     day, _size, _files, _s, _l, tables = rows[-1]
@@ -243,7 +243,7 @@ def main() -> None:
                       for name, part in tables))
     print(f"sizes: the per-job tables ({', '.join(PER_JOB)}, and their indexes) scaled x{JOBS_SCALE:g} (4 collect "
           "jobs an hour against the simulation's 1 run), every other row with the outlets")
-    print(f"times: what a resume and level cost whatever the outlets ({fixed:.2f} s, levelling a database of no "
+    print(f"times: what a resume and prune cost whatever the outlets ({fixed:.2f} s, pruning a database of no "
           "observation) is added once, the rest scaled")
     print(f"time {time.monotonic() - started:,.0f} s")
     if not args.keep:
