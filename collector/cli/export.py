@@ -264,8 +264,9 @@ def prune_command(out_dir, db, published, now, within, deadline, lock_wait, figu
 
 
 # The command's former name, `export level`: kept, hidden from --help, for the scripts and jobs that still call it.
-export.add_command(click.Command("level", callback=prune_command.callback, params=prune_command.params,
-                                 help=prune_command.help, hidden=True))
+level_command = click.Command("level", callback=prune_command.callback, params=prune_command.params,
+                              help=prune_command.help, hidden=True)
+export.add_command(level_command)
 
 
 @export.command("rollover")
