@@ -181,13 +181,12 @@ def migrate(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
             execute(f"ALTER TABLE {DORMANT} DROP COLUMN {column}")
 
 
-def refold(conn: sqlite3.Connection) -> int:
-    """Fold every row the database holds into TABLE again, over what it holds; return how many articles it
-    holds. What `export restore-triggers` runs after putting back a trigger of TABLE: rows inserted while it
-    was missing were not folded (a pruned database's rows left out were, before they left)."""
+def refold(conn: sqlite3.Connection) -> None:
+    """Fold every row the database holds into TABLE again, over what it holds. What `export restore-triggers`
+    runs after putting back a trigger of TABLE: rows inserted while it was missing were not folded (a pruned
+    database's rows left out were, before they left)."""
     for statement in _FOLD_ROWS:
         conn.execute(statement)
-    return conn.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
 
 
 def keep(conn: sqlite3.Connection, owed: Iterable[int], source: str = "src") -> int:

@@ -87,13 +87,12 @@ def migrate(conn: sqlite3.Connection, execute) -> None:
         execute(f"DROP TABLE {_OLD_KEYS}")
 
 
-def refold(conn: sqlite3.Connection) -> int:
-    """Fold every articles and article_urls row into TABLE again, over what it holds; return its rows. What
+def refold(conn: sqlite3.Connection) -> None:
+    """Fold every articles and article_urls row into TABLE again, over what it holds. What
     `export restore-triggers` runs after putting back one of its triggers."""
     register(conn)
     for statement in _FOLD_ROWS:
         conn.execute(statement)
-    return conn.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
 
 
 def known(conn: sqlite3.Connection, key: str) -> bool:
