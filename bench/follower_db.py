@@ -91,7 +91,7 @@ def tally_bytes(db: Path) -> tuple[int, int]:
     """Return (bytes of the merged database alone, bytes of its running aggregates' tables)."""
     conn = sqlite3.connect(db)
     try:
-        used = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'export_tally_%'"
+        used = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'fold_tally_%'"
                             ).fetchone()[0]
     finally:
         conn.close()

@@ -214,7 +214,7 @@ def test_the_running_aggregates_tables_are_described_and_hidden(record, tmp_path
         conn.commit()
     finally:
         conn.close()
-    tables = {t: cols for t, cols in documented_tables(copy).items() if t.startswith("export_tally_")}
+    tables = {t: cols for t, cols in documented_tables(copy).items() if t.startswith("fold_tally_")}
     assert sorted(tables) == sorted(tallies.TABLES)
     assert [f"{t}.{c}" for t, cols in tables.items() for c in cols
             if not DB["tables"].get(t, {}).get("columns", {}).get(c)] == []

@@ -151,7 +151,7 @@ def test_the_workflows_follow_reads_only_the_new_files_and_the_new_difference_is
     # stream's own database is built from its folder; the others are resumed, and nothing merged anew.
     assert second.splitlines()[0].rstrip().endswith("; rebuilt the own database of vantages"), second
     conn = sqlite3.connect(followed)
-    marks = dict(conn.execute("SELECT stream, through FROM export_followed WHERE table_name = 'requests'"))
+    marks = dict(conn.execute("SELECT stream, through FROM sync_followed WHERE table_name = 'requests'"))
     conn.close()
     assert set(marks) == {"inside-1of1", "outside-1of1", "vantages"}
     merged = tmp_path / "merged.db"

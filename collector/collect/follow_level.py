@@ -21,9 +21,9 @@ pruned (collector/collect/level.py), when the last pruning is older than
   answers), and no dormant row (no job revisits from it).
 
 A pruning is refused, the databases left whole, unless the merged database
-holds exactly what its streams' databases hold (export_followed), the
+holds exactly what its streams' databases hold (sync_followed), the
 stream it writes included (nothing written since its last export). The
-merged database keeps export_followed, so the next follow copies only the
+merged database keeps sync_followed, so the next follow copies only the
 rows after it. When a later follow must merge anew from pruned streams'
 databases, it rebuilds them from their folders first (follow.py), since a
 pruned stream's database no longer holds the rows another stream's
@@ -122,7 +122,7 @@ def _check_merged(source: Store, parts: dict) -> None:
     conn = source.conn
     if getattr(source, "tampering", None):
         raise ExportError(f"prune refused: the database was tampered with ({'; '.join(source.tampering)})")
-    marks = {(s, t): n for s, t, n in conn.execute("SELECT stream, table_name, through FROM export_followed")}
+    marks = {(s, t): n for s, t, n in conn.execute(f"SELECT stream, table_name, through FROM {streams.FOLLOWED_TABLE}")}
     writer = streams.stream_of(conn)
     for name, part in parts.items():
         label = name or ""

@@ -42,8 +42,9 @@ in sync checked the chain up to it), hold no row after that file's last ids
 and no state that differs from the record's. Search is the full database's.
 
 This is `python -m collector export prune` (formerly `export level`): "level"
-in this module's names (level, Levelled, the export_level table, leveltime.py,
-follow_level.py) is the command's historical name, kept for what imports them.
+in this module's names (level, Levelled, leveltime.py, follow_level.py) is
+the command's historical name, kept for what imports them. What a pruning
+left out is its table prune_state (export_level before migration 19).
 """
 
 from __future__ import annotations
@@ -61,14 +62,14 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, compact, dormant, fold, fold_keys, schema, shadows
-from collector.record.fileformat import BOOKKEEPING_PREFIX, ExportError, file_sha256
+from collector.record import articles as identities, compact, dormant, fold, fold_keys, schema, shadows, streams
+from collector.record.fileformat import BOOKKEEPING_PREFIX, SYNC_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
 from collector.record.store import Store
 from collector.record.tables import appended_by_id, columns, record_tables
 
-MERGED_TABLE = "export_merged"  # a database merging every stream: how each row two streams recorded was merged
+MERGED_TABLE = streams.MERGED_TABLE  # a database merging every stream: how each row two streams recorded was merged
 
 # Record tables copied whole (besides every state table): small, or read whole by a job.
 WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
@@ -307,9 +308,9 @@ def _copy(conn, recent: str, whole: str, ranges=()) -> None:
                  "WHERE id IN (SELECT id FROM keep_snapshots)")
     _texts(conn, whole)
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
-    own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
-                                      f"AND name LIKE '{BOOKKEEPING_PREFIX}%'")}
-    for table in sorted(own - {"export_head", shadows.LEVEL_TABLE, compact.TABLE, dormant.TABLE}):
+    own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table'")
+           if r[0].startswith((BOOKKEEPING_PREFIX, SYNC_PREFIX))}
+    for table in sorted(own - {"export_head", compact.TABLE, dormant.TABLE}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             where = _merged_kept(conn) if table == MERGED_TABLE and ranges else ""
@@ -317,7 +318,7 @@ def _copy(conn, recent: str, whole: str, ranges=()) -> None:
 
 
 def _merged_kept(conn) -> str:
-    """Return the WHERE of a following database's export_merged rows whose row it keeps (what it folded into,
+    """Return the WHERE of a following database's sync_merged rows whose row it keeps (what it folded into,
     or relabelled): the rest say how rows it no longer holds were merged (the full database's say it too)."""
     tables = set(record_tables(conn))
     named = [r[0] for r in conn.execute(f"SELECT DISTINCT table_name FROM src.{MERGED_TABLE}") if r[0] in tables]

@@ -7,11 +7,11 @@ and so reads some rows otherwise than their stream's files hold them: another
 stream's article_id is read as the kept article's, a second stream's check of
 a slot is labelled 'SLOT@STREAM', and an article (or an address of it) a
 later stream recorded again is folded into the earlier one. Table
-export_merged lists every row so read, with the stream that wrote it.
+sync_merged lists every row so read, with the stream that wrote it.
 
 A bundle must hold each row exactly as its stream's export file holds it
 (verify.py compares them), so the rows are put back as written: the article
-id and slot from export_merged, and a folded row, which the merged database
+id and slot from sync_merged, and a folded row, which the merged database
 does not hold, from its line in the stream's files. rows.json keeps what the
 merge did beside them ("merged"), so a reader sees which rows are one article.
 """
@@ -48,18 +48,18 @@ def stream_of_id(names, row_id: int) -> str | None | bool:
 
 
 def label(name: str | None) -> str:
-    """Return a stream as export_merged names it."""
+    """Return a stream as sync_merged names it."""
     return name or "default"
 
 
 def as_written(conn, rows: dict[str, list[dict]], names: list[str | None]) -> tuple[list[dict], set]:
-    """Put the rows back as their streams wrote them; return (export_merged entries used, folded rows wanted).
+    """Put the rows back as their streams wrote them; return (sync_merged entries used, folded rows wanted).
 
     Rows are changed in place. The folded rows wanted, (table, id), are rows
     of other streams the merged database holds only as the kept row: the
     bundle reads them from their stream's lines (`add_folded`).
     """
-    merged = [dict(r) for r in conn.execute("SELECT * FROM export_merged ORDER BY table_name, row_id")]
+    merged = [dict(r) for r in conn.execute(f"SELECT * FROM {streams.MERGED_TABLE} ORDER BY table_name, row_id")]
     if not merged:
         return [], set()
     folded_into = {(m["table_name"], m["stream"], m["kept_id"]): m["row_id"] for m in merged if m["how"] == "folded"}

@@ -22,7 +22,7 @@ from collector.record import streams
 def stream_names(inputs: Inputs) -> dict[int, str]:
     """Return the stream of each id range this database knows of: range index -> name ('default' for '')."""
     names = {""}
-    for sql in ("SELECT DISTINCT stream FROM export_followed", "SELECT name FROM export_stream"):
+    for sql in (f"SELECT DISTINCT stream FROM {streams.FOLLOWED_TABLE}", "SELECT name FROM export_stream"):
         try:
             names |= {r[0] for r in inputs.conn.execute(sql)}
         except sqlite3.OperationalError:  # a database without the table

@@ -127,7 +127,7 @@ def refuse_levelled(store: Store, history) -> None:
     """
     if shadows.figures_as_aggregates(store.conn) and not tallies.present(store.conn):
         raise BadUsage(f"this database was pruned (at {shadows.levelled_at(store.conn)}) keeping the figures as "
-                       "running aggregates, and they are missing from it (its export_tally_ tables were dropped): "
+                       "running aggregates, and they are missing from it (its fold_tally_ tables were dropped): "
                        "its rows alone would give wrong figures. Publish from the full database `export rebuild` "
                        "makes (pruned with `export prune --for-figures` if it must be small)")
     kept = shadows.figures_from(store.conn)

@@ -1,8 +1,8 @@
 """The running aggregates the site's figures are computed from, kept up to date as rows are added (issue 16).
 
 A release reads these, not the rows they count (collector/publish/cells.py
-read_block). They are derived data, never observations: bookkeeping tables
-(`export_tally_*`, never exported), made from every row the first time a
+read_block). They are derived data, never observations: projections
+(`fold_tally_*`, never exported; `export_tally_*` before migration 19), made from every row the first time a
 database is read for figures. A database pruned keeping them and not the
 rows (`export prune --for-figures`) cannot make them again: a release refuses
 it when they are gone (publish/release.py). `update` adds what every row
@@ -43,15 +43,15 @@ from collector.publish.periods import julian_day
 from collector.record import shadows
 from collector.record.articles import key_digest
 
-MARKS = "export_tally_marks"
-COUNTS = "export_tally_counts"
-LISTED = "export_tally_listed"
-QUEUED = "export_tally_queued"
-FIRST_LISTED = "export_tally_first_listed"
-ARTICLES = "export_tally_articles"
-ARCHIVED = "export_tally_archived"
-SNAPSHOTS = "export_tally_snapshots"
-KEYS = "export_tally_keys"
+MARKS = "fold_tally_marks"
+COUNTS = "fold_tally_counts"
+LISTED = "fold_tally_listed"
+QUEUED = "fold_tally_queued"
+FIRST_LISTED = "fold_tally_first_listed"
+ARTICLES = "fold_tally_articles"
+ARCHIVED = "fold_tally_archived"
+SNAPSHOTS = "fold_tally_snapshots"
+KEYS = "fold_tally_keys"
 TABLES = (MARKS, COUNTS, LISTED, QUEUED, FIRST_LISTED, ARTICLES, ARCHIVED, SNAPSHOTS, KEYS)
 
 CREATE = f"""
@@ -78,7 +78,7 @@ def ensure(conn: sqlite3.Connection) -> None:
     """Create the aggregates' tables when missing."""
     for statement in CREATE.strip().split(";"):
         if statement.strip():
-            conn.execute(statement.replace("EXISTS export_", "EXISTS main.export_", 1))
+            conn.execute(statement.replace("EXISTS fold_", "EXISTS main.fold_", 1))
 
 
 def digest(key: str | None) -> bytes:

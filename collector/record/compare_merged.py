@@ -3,10 +3,10 @@
 The merge is deterministic (collector/record/merge.py): the same files give
 the same rows. So the streams are merged again, from their files, into a
 scratch database, and every table of the one given is read beside it in key
-order, export_merged included (it says which stream wrote each row the merge
+order, sync_merged included (it says which stream wrote each row the merge
 read otherwise than its file holds it). The first difference is named with
 the stream that wrote the row: by the id range its id lies in
-(collector/record/streams.py), or, for a row of export_merged, the stream it
+(collector/record/streams.py), or, for a row of sync_merged, the stream it
 names, and the file of that stream's record that holds the row.
 
 A merged database is read, never written: unlike a working database, no row
@@ -29,7 +29,7 @@ from collector.record.merge import merge
 from collector.record.store import open_read_only
 from collector.record.tables import columns, key_columns, record_tables
 
-MERGED_TABLE = "export_merged"
+MERGED_TABLE = streams.MERGED_TABLE
 
 
 def compare_merged(found: dict[str | None, list[Path]], db_path: str | Path) -> Comparison:

@@ -11,9 +11,9 @@ only the files each stream wrote since the last time:
   rows checked), brought in sync with the stream's new files by
   `rebuild.resume`, or rebuilt from the stream's folder when it has none;
 * into the merged database, each stream's rows after the last id of it the
-  database holds (table export_followed), with the merge's own rules and
+  database holds (table sync_followed), with the merge's own rules and
   statements (merge.copy_rows): one article for one address several
-  streams recorded, their rows listed in export_merged, a clash refused;
+  streams recorded, their rows listed in sync_merged, a clash refused;
   the state tables are written anew from every stream's, the stream written
   latest kept, as a merge keeps them (run_finishes, append-only, is only
   added to: no two streams hold a row of one run).
@@ -263,7 +263,8 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
         unsent = _writers_rows(conn, writer, parts.get(writer))
         if unsent:
             return unsent
-        marks = {(s, t): n for s, t, n in conn.execute("SELECT stream, table_name, through FROM export_followed")}
+        marks = {(s, t): n for s, t, n in conn.execute(
+            f"SELECT stream, table_name, through FROM {streams.FOLLOWED_TABLE}")}
         followed = {s for s, t in marks if t == ""}
         if followed - {_label(n) for n in parts}:
             return f"it follows streams the record no longer has ({', '.join(sorted(followed))})"
@@ -289,7 +290,8 @@ def _increment(db: Path, parts: dict[str | None, Path], written: dict[str | None
                     after = marks.get((_label(name), table), 0)
                     if _decided_otherwise(conn, table, name, parts[name], after):
                         return f"a {table} row of stream {name or '(default)'} meets one of a later stream"
-                    mark = (f"INSERT OR REPLACE INTO main.export_followed VALUES ('{_label(name)}', '{table}', "
+                    mark = (f"INSERT OR REPLACE INTO main.{streams.FOLLOWED_TABLE} "
+                            f"VALUES ('{_label(name)}', '{table}', "
                             f'(SELECT COALESCE(MAX(id), 0) FROM part."{table}"), NULL)')
                     merge.copy_rows(conn, table, True, name, parts[name], after, also=(mark,))
             else:
@@ -346,7 +348,7 @@ def _decided_otherwise(conn, table: str, name: str | None, part: Path, after: in
 def _mark_streams(conn, written: dict[str | None, str]) -> None:
     with conn:
         for name, at in written.items():
-            conn.execute("INSERT OR REPLACE INTO export_followed VALUES (?, '', 0, ?)", (_label(name), at))
+            conn.execute(f"INSERT OR REPLACE INTO {streams.FOLLOWED_TABLE} VALUES (?, '', 0, ?)", (_label(name), at))
 
 
 def _merge_anew(db: Path, parts: dict[str | None, Path], written: dict[str | None, str]) -> None:
@@ -359,7 +361,8 @@ def _merge_anew(db: Path, parts: dict[str | None, Path], written: dict[str | Non
         with store.conn as conn:
             for name, part in parts.items():
                 for table, top in tops(part).items():
-                    conn.execute("INSERT INTO export_followed VALUES (?, ?, ?, NULL)", (_label(name), table, top))
+                    conn.execute(f"INSERT INTO {streams.FOLLOWED_TABLE} VALUES (?, ?, ?, NULL)",
+                                 (_label(name), table, top))
         _mark_streams(store.conn, written)
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

@@ -21,7 +21,7 @@ shard collect it; two shards do after N changed) is one article: the
 earliest seen. Every other stream's rows about it keep their own ids and
 values, their article_id read as that article's; an address of it both
 recorded is kept once; two streams' checks of one slot are both kept, the
-later stream's slot labelled 'SLOT@STREAM'. Table export_merged lists every
+later stream's slot labelled 'SLOT@STREAM'. Table sync_merged lists every
 row so read, with the stream that wrote it. Any other row two streams both
 claim stops the merge, naming both.
 """
@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from collector.record import streams
-from collector.record.articles import IDENTITIES, key_digest
+from collector.record.articles import IDENTITIES, OLD_IDENTITIES, key_digest
 from collector.record.fileformat import ExportError, read_header
 from collector.record.folder import chain, continues, last_batch
 from collector.record.rebuild import Progress, rebuild
@@ -139,7 +139,7 @@ def newest(found: dict[str | None, list[Path]]) -> dict[str | None, str]:
 
 # One article recorded by several streams (two vantages' jobs of one shard, or two shards after N
 # changed) is one article in the merged database: its rows are the earliest seen (then the lowest id),
-# every other stream's article_id is read as that one's, and export_merged lists each row so read.
+# every other stream's article_id is read as that one's, and sync_merged lists each row so read.
 # Then, with article_id, these tables' unique keys may repeat across streams:
 FOLDED = {"article_urls": ("url_key",)}  # the same address of the same article: one fact, kept once
 RELABELLED = {"checks": "slot"}  # two streams' checks of one slot: both kept, the later's slot reads 'SLOT@STREAM'
@@ -196,16 +196,18 @@ def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None])
     """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has.
 
     Addresses are compared by their keys' digests (record/articles.py key_digest): a pruned stream's
-    database holds those alone of the articles it left out (export_identities).
+    database holds those alone of the articles it left out (prune_identities; a stream database not opened
+    since migration 19 holds them as export_identities).
     """
     conn.create_function("tw_key_digest", 1, key_digest, deterministic=True)
     conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, digest BLOB NOT NULL, first_seen_at TEXT)")
     conn.execute("CREATE TEMP TABLE article_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
     for name in by_range:
         sql = ["INSERT INTO temp.seen SELECT id, tw_key_digest(url_key), first_seen_at FROM part.articles"]
-        if _has(parts[name], IDENTITIES):
-            sql.append(f"INSERT OR IGNORE INTO temp.seen SELECT article_id, digest, first_seen_at "
-                       f"FROM part.{IDENTITIES}")
+        for table in (IDENTITIES, OLD_IDENTITIES):
+            if _has(parts[name], table):
+                sql.append(f"INSERT OR IGNORE INTO temp.seen SELECT article_id, digest, first_seen_at "
+                           f"FROM part.{table}")
         _attached(conn, parts[name], sql)
     conn.execute("""INSERT INTO temp.article_map SELECT s.id, k.id FROM temp.seen AS s JOIN (
                       SELECT digest, id FROM (SELECT digest, id, ROW_NUMBER() OVER (
@@ -243,18 +245,19 @@ def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, af
     where, sql = f" WHERE {new}", []
     if table == "articles":
         where += " AND t.id NOT IN (SELECT old FROM temp.article_map)"
-        sql.append(f"INSERT INTO main.export_merged SELECT 'articles', t.id, '{label}', 'folded', m.new, NULL "
+        sql.append(f"INSERT INTO main.{streams.MERGED_TABLE} SELECT 'articles', t.id, '{label}', 'folded', m.new, NULL "
                    f"FROM part.articles AS t JOIN temp.article_map AS m ON m.old = t.id WHERE {new} ORDER BY t.id")
     elif table in FOLDED or table in RELABELLED:
         match = matching(table)
         if table in FOLDED:
             where += f" AND NOT EXISTS (SELECT 1 FROM {match})"
-            sql.append(f"INSERT INTO main.export_merged SELECT '{table}', t.id, '{label}', 'folded', "
+            sql.append(f"INSERT INTO main.{streams.MERGED_TABLE} SELECT '{table}', t.id, '{label}', 'folded', "
                        f"(SELECT MIN(k.id) FROM {match}), NULL FROM {source} "
                        f"WHERE {new} AND EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
         else:
             col = RELABELLED[table]
-            sql.append(f"INSERT INTO main.export_merged SELECT '{table}', t.id, '{label}', 'relabelled', NULL, "
+            sql.append(f"INSERT INTO main.{streams.MERGED_TABLE} SELECT '{table}', t.id, '{label}', 'relabelled', "
+                       "NULL, "
                        f"json_object('{col}', t.\"{col}\") FROM {source} "
                        f"WHERE {new} AND EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
             select = [f"CASE WHEN EXISTS (SELECT 1 FROM {match}) THEN t.\"{col}\" || '@{label}' "

@@ -7,7 +7,7 @@ State tables (the capture queue, the registry mirror, run bookkeeping) are kept 
 
 from __future__ import annotations
 
-from collector.record import fold, fold_keys
+from collector.record import fold, fold_keys, renames
 from collector.record.dormant_table import V15
 from collector.record.triggers import append_only_triggers
 from collector.record.ledger_schema import V9
@@ -397,4 +397,6 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # 14: a database that follows every stream, how far it has read each (collector/record/follow.py).
 # 15: a pruned working database's dormant articles (record/dormant.py). 16: files it exported (record/written.py).
 # 17, 18: the articles' and the address keys' projections, folded by triggers (record/fold.py, fold_keys.py).
-MIGRATIONS: tuple = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16, fold.migrate, fold_keys.migrate)
+# 19: a database's own tables named for what they are (record/renames.py).
+MIGRATIONS: tuple = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16,
+                     fold.migrate, fold_keys.migrate, renames.migrate)

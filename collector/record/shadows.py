@@ -106,7 +106,7 @@ def set_head(conn: sqlite3.Connection, batch: str, sha: str) -> None:
                  (batch, sha))
 
 
-LEVEL_TABLE = "export_level"  # bookkeeping (never exported): what pruning left out
+LEVEL_TABLE = "prune_state"  # bookkeeping (never exported): what pruning left out (export_level before migration 19)
 
 
 def level_floor(conn: sqlite3.Connection) -> float | None:

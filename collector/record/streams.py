@@ -30,6 +30,11 @@ from collector import settings
 from collector.errors import BadArgument, TakedownWatchError
 
 MERGED = "+merged"  # export_stream of a database that merges every stream (never a stream's name)
+# Since migration 19 (collector/record/renames.py) the two tables of a database that follows or merges every
+# stream are named for how it came in sync with the record: V13 and V14 below made them as export_merged and
+# export_followed.
+MERGED_TABLE = "sync_merged"  # the rows two streams both recorded, and how each was merged (record/merge.py)
+FOLLOWED_TABLE = "sync_followed"  # how far a follower has read each stream (record/follow.py)
 STREAMS_DIR = "streams"  # inside a record folder: one folder per stream other than the default
 _NAME = re.compile(r"\A[a-z0-9][a-z0-9-]{0,62}\Z")
 
@@ -53,7 +58,7 @@ CREATE TABLE export_merged (
 
 # A database that follows every record stream (collector/record/follow.py): for each stream ('' for
 # the default one) and each appended table, the last id of it the database holds, and when the stream's
-# last file read was written. Bookkeeping, never exported (its name starts with export_).
+# last file read was written. Bookkeeping, never exported.
 V14 = """
 CREATE TABLE export_followed (
     stream TEXT NOT NULL,

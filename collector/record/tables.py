@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from collector.record import schema
-from collector.record.fileformat import APPEND_BY_ID, BOOKKEEPING_PREFIX, DERIVED_PREFIX, ORDER
+from collector.record.fileformat import APPEND_BY_ID, NOT_RECORDED, ORDER
 
 
 def record_tables(conn: sqlite3.Connection) -> list[str]:
@@ -15,7 +15,7 @@ def record_tables(conn: sqlite3.Connection) -> list[str]:
     rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' "
                         "AND name NOT LIKE 'sqlite_%'").fetchall()
     virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL")]
-    names = [name for name, _ in rows if name not in virtual and not name.startswith((BOOKKEEPING_PREFIX, DERIVED_PREFIX))
+    names = [name for name, _ in rows if name not in virtual and not name.startswith(NOT_RECORDED)
              and not any(name.startswith(v + "_") for v in virtual) and name not in schema.STORAGE_TABLES]
     # A record table kept as a view over storage tables is exported as the view.
     views = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}

@@ -65,8 +65,8 @@ def identities(db):
     store = Store(db)
     try:
         found = {key_digest(r[0]): (r[1], r[2]) for r in store.query("SELECT url_key, id, first_seen_at FROM articles")}
-        if store.one("SELECT 1 FROM sqlite_master WHERE name = 'export_identities'"):
-            found.update({bytes(r[0]): (r[1], r[2]) for r in store.query("SELECT * FROM export_identities")})
+        if store.one("SELECT 1 FROM sqlite_master WHERE name = 'prune_identities'"):
+            found.update({bytes(r[0]): (r[1], r[2]) for r in store.query("SELECT * FROM prune_identities")})
         return found
     finally:
         store.close()
@@ -97,15 +97,15 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
     for name in ("hosted-1of2", "bd-1of2"):
         part = follow.parts_folder(archiving) / f"{name}.db"
         assert done.parts[name].left_out and count(part, "export_dormant") > 0
-        assert 0 < count(part, "export_identities") and identities(part) == identities(tmp_path / f"{name}.db")
+        assert 0 < count(part, "prune_identities") and identities(part) == identities(tmp_path / f"{name}.db")
     # The merged database left rows out (the older ledger, the quiet articles' rows), but the queue is the same.
     assert done.merged.left_out.get("requests", 0) > 0 and done.merged.bytes_after < done.merged.bytes_before
     assert queue_of(archiving, later) == before
     # Of how two streams' rows were merged, only what concerns a row it still holds.
-    assert 0 < count(archiving, "export_merged") <= count(whole, "export_merged")
+    assert 0 < count(archiving, "sync_merged") <= count(whole, "sync_merged")
     store = Store(archiving)
     try:
-        for table, row_id, kept_id in store.query("SELECT table_name, row_id, kept_id FROM export_merged"):
+        for table, row_id, kept_id in store.query("SELECT table_name, row_id, kept_id FROM sync_merged"):
             assert store.one(f'SELECT 1 FROM "{table}" WHERE id = ?', (kept_id or row_id,)), (table, row_id)
     finally:
         store.close()

@@ -216,7 +216,7 @@ def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(rec
     assert result.exit_code == 0 and "pruned" in result.output, result.output
     store = Store(full)
     last = store.one("SELECT started_at FROM runs ORDER BY id DESC LIMIT 1")[0]
-    recent = store.one("SELECT recent_from FROM export_level")[0]
+    recent = store.one("SELECT recent_from FROM prune_state")[0]
     # settings.WORKING_LEDGER_DAYS (2) before it, not before the wall clock's now
     assert last.startswith("2027-02-06") and recent.startswith("2027-02-04")
 

@@ -85,7 +85,7 @@ def test_finished_queue_rows_are_left_out_and_the_export_sees_no_change(tmp_path
     later = NOW + timedelta(days=9)
     done = level(working, folder, later, History.open(published))
     store, whole = Store(working), Store(full)
-    since = store.one("SELECT figures_from FROM export_level")[0]
+    since = store.one("SELECT figures_from FROM prune_state")[0]
     kept = {r[0] for r in store.query("SELECT url_key FROM capture_queue")}
     assert kept == {r[0] for r in whole.query("SELECT url_key FROM capture_queue WHERE state = 'pending' "
                                               "OR queued_at >= ?", (since,))}

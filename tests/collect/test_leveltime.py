@@ -38,7 +38,7 @@ def test_the_estimate_is_the_last_levels_time_scaled_to_the_database(record, tmp
     before = size(full)
     done = level(full, folder, None, History.open(tmp_path / "published"))
     store = Store(full)
-    levelled, seconds = store.one("SELECT source_bytes, seconds FROM export_level")
+    levelled, seconds = store.one("SELECT source_bytes, seconds FROM prune_state")
     store.close()
     assert levelled == done.bytes_before >= before and 0 < seconds <= done.seconds
     assert estimate(full) == settings.LEVEL_TIME_SAFETY * seconds * max(1.0, size(full) / levelled)

@@ -263,13 +263,13 @@ def test_verify_compares_the_merged_database_with_the_stream_that_wrote_each_row
     rebuilt = record.parent / "again.db"
     merge.rebuild_record([record], rebuilt)
     conn = sqlite3.connect(rebuilt)
-    conn.execute("UPDATE export_merged SET stream = 'bd-1of1' WHERE stream = 'hosted-1of1' AND rowid = "
-                 "(SELECT MIN(rowid) FROM export_merged)")
+    conn.execute("UPDATE sync_merged SET stream = 'bd-1of1' WHERE stream = 'hosted-1of1' AND rowid = "
+                 "(SELECT MIN(rowid) FROM sync_merged)")
     conn.commit()
     conn.close()
     result = runner.invoke(cli, ["export", "verify", "--out", str(record), "--trust", str(trust), "--db", str(rebuilt)])
     assert result.exit_code == 1, result.output
-    assert "stream hosted-1of1: export_merged row" in result.output, result.output
+    assert "stream hosted-1of1: sync_merged row" in result.output, result.output
     assert "stream is 'bd-1of1' in the database, 'hosted-1of1' in the stream's record" in result.output
 
 

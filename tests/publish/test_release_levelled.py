@@ -77,7 +77,7 @@ def test_a_level_for_figures_of_a_database_with_nothing_observed_yet_keeps_every
     level(db, folder, NOW, History.open(published), figures=True)
     store = Store(db)
     try:
-        assert store.one("SELECT figures_from FROM export_level")[0] == ""
+        assert store.one("SELECT figures_from FROM prune_state")[0] == ""
         SyntheticRecord(store).request("a", NOW + timedelta(days=1))  # the first observation, after the level
         assert release(store, NOW + timedelta(days=20), History.open(published, published), write=False).periods
     finally:
@@ -100,8 +100,8 @@ def test_a_level_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(
     working, published, later = for_figures
     store = Store(working)
     try:
-        recent = store.one("SELECT recent_from FROM export_level")[0]
-        kept_from = store.one("SELECT figures_from FROM export_level")[0]
+        recent = store.one("SELECT recent_from FROM prune_state")[0]
+        kept_from = store.one("SELECT figures_from FROM prune_state")[0]
         assert kept_from < recent  # the figures are kept from the first unpublished month, before the recent ledger
         # Of the requests the figures count (not the listings' own, kept as each source's base), none older
         # than the recent ledger but the boundary an export continues from: the aggregates count them.
@@ -188,7 +188,7 @@ def test_a_level_for_figures_of_a_levelled_database_claims_no_more_than_it_holds
     copy(full, working)
     level(working, folder, later, History.open(published), figures=first != "without figures")
     store = Store(working)
-    held = store.one("SELECT recent_from FROM export_level")[0]
+    held = store.one("SELECT recent_from FROM prune_state")[0]
     if first == "aggregates dropped":
         for table in tallies.TABLES:
             store.conn.execute(f"DROP TABLE {table}")
@@ -196,7 +196,7 @@ def test_a_level_for_figures_of_a_levelled_database_claims_no_more_than_it_holds
     level(working, folder, later, History.open(published), figures=True)
     store = Store(working)
     try:
-        assert store.one("SELECT figures_from FROM export_level")[0] == held  # not the unpublished month's start
+        assert store.one("SELECT figures_from FROM prune_state")[0] == held  # not the unpublished month's start
         with pytest.raises(BadUsage, match="keeping only the rows"):
             release(store, later, History.open(published, published), write=False)
     finally:

@@ -112,7 +112,7 @@ def test_a_levelled_working_database_of_the_code_before_knows_every_key_after_th
 
 def test_a_followers_levelled_stream_database_of_the_code_before_keeps_its_identities(tmp_path):
     """Its known keys become the projection; export_identities, which a merge maps one address of two streams
-    by (record/merge.py article_map), is not folded yet and stays as it was."""
+    by (record/merge.py article_map), is not folded yet and stays as it was, named prune_identities (migration 19)."""
     part_path, whole_path = _fixture(tmp_path, "part-v17"), _fixture(tmp_path, "part-whole-v17")
     raw = sqlite3.connect(part_path)
     identities = raw.execute("SELECT * FROM export_identities ORDER BY 1").fetchall()
@@ -121,7 +121,7 @@ def test_a_followers_levelled_stream_database_of_the_code_before_keeps_its_ident
     part, whole = Store(part_path), Store(whole_path)
     try:
         assert fold_keys.projection(part.conn) == fold_keys.projection(whole.conn) == fold_keys.from_rows(whole.conn)
-        assert [tuple(r) for r in part.query("SELECT * FROM export_identities ORDER BY 1")] == identities
+        assert [tuple(r) for r in part.query("SELECT * FROM prune_identities ORDER BY 1")] == identities
     finally:
         part.close()
         whole.close()

@@ -17,7 +17,7 @@ def _rows(db) -> dict[str, set[tuple]]:
     conn = sqlite3.connect(db)
     try:
         return {t: set(conn.execute(f'SELECT * FROM "{t}"')) for t in tables.record_tables(conn)} | {
-            "export_merged": set(conn.execute("SELECT * FROM export_merged"))}
+            "sync_merged": set(conn.execute("SELECT * FROM sync_merged"))}
     finally:
         conn.close()
 
@@ -64,7 +64,7 @@ class Writer:
 
 
 def _check(tmp_path, root, db, n: int) -> follow.Followed:
-    """Follow, then compare with a full merge of the same files: every record row, export_merged too."""
+    """Follow, then compare with a full merge of the same files: every record row, sync_merged too."""
     done = follow.follow(db, [root])
     full = tmp_path / f"full-{n}.db"
     merge.rebuild_record([root], full)
@@ -98,9 +98,9 @@ def test_the_followed_database_equals_a_full_rebuild_after_every_increment_in_an
     assert merged_anew == [True, False, False, False, False]
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0] == 5  # x y z w v: one each
-    assert conn.execute("SELECT COUNT(*) FROM export_merged WHERE how = 'folded'").fetchone()[0] > 0
-    assert conn.execute("SELECT COUNT(*) FROM export_merged WHERE how = 'relabelled'").fetchone()[0] > 0
-    followed = dict(conn.execute("SELECT stream, through FROM export_followed WHERE table_name = 'checks'"))
+    assert conn.execute("SELECT COUNT(*) FROM sync_merged WHERE how = 'folded'").fetchone()[0] > 0
+    assert conn.execute("SELECT COUNT(*) FROM sync_merged WHERE how = 'relabelled'").fetchone()[0] > 0
+    followed = dict(conn.execute("SELECT stream, through FROM sync_followed WHERE table_name = 'checks'"))
     assert followed == {w.name: w.store.one("SELECT MAX(id) AS n FROM checks")["n"] for w in (a, b, c)}
 
 

@@ -174,7 +174,7 @@ def test_one_article_two_streams_recorded_is_one_article_in_the_merged_database(
                                                                       "JOIN articles a ON a.id = s.article_id")}
     merged = dict(conn.execute("SELECT s.id, a.url_key FROM snapshots s JOIN articles a ON a.id = s.article_id"))
     assert merged == snapshots and len({k for k in snapshots.values() if k in both}) == len(both)
-    folded = conn.execute("SELECT table_name, stream, how, COUNT(*) FROM export_merged GROUP BY 1, 2, 3").fetchall()
+    folded = conn.execute("SELECT table_name, stream, how, COUNT(*) FROM sync_merged GROUP BY 1, 2, 3").fetchall()
     assert ("articles", "hosted-1of1", "folded", len(both)) in folded
     assert ("article_urls", "hosted-1of1", "folded", len(both)) in folded
     assert all(row[1] == "hosted-1of1" for row in folded)
@@ -203,7 +203,7 @@ def test_two_streams_checks_of_one_slot_are_both_kept(tmp_path):
     slots = sorted(conn.execute("SELECT slot, article_id FROM checks"))
     assert slots == sorted([("1h", article[0]), ("24h", article[0]), ("1h@hosted-1of1", article[0]),
                             ("24h@hosted-1of1", article[0])])
-    assert conn.execute("SELECT COUNT(*) FROM export_merged WHERE how = 'relabelled'").fetchone()[0] == 2
+    assert conn.execute("SELECT COUNT(*) FROM sync_merged WHERE how = 'relabelled'").fetchone()[0] == 2
 
 
 def test_stream_names_are_checked():

@@ -1,0 +1,55 @@
+"""Migration 19: a database's own tables named for what they are, never `export_` unless the export's.
+
+A table whose name starts with `export_` was any table the export leaves
+out, and most were not the export's at all: the running aggregates, what a
+follower merged and how far it read, what a pruning left out. Since this
+migration each prefix has one meaning (collector/record/fileformat.py
+NOT_RECORDED), and a table the record is not made of starts with one of them:
+
+* `export_`: the export's own state (export_head, export_shadow_*,
+  export_stream, export_written);
+* `fold_`: projections folded forward from the rows (record/fold.py,
+  fold_keys.py; the running aggregates, publish/tallies.py, `fold_tally_*`);
+* `sync_`: how a database that follows or merges every stream came in sync
+  with the record (`sync_followed`, `sync_merged`: record/follow.py, merge.py);
+* `prune_`: what a pruning left out and kept instead (`prune_state`,
+  `prune_identities`: collect/level.py).
+
+Each table is renamed in place (ALTER TABLE ... RENAME TO: rows, keys and
+rowids unchanged); a table the database never had is left so. The index of
+the aggregates' first captures is made again under its table's new name.
+Two tables keep their `export_` names until they go: a pruned database's
+dormant articles (record/dormant.py, whose packed rows name the other,
+export_compact_texts, inside them).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+_TALLIES = ("marks", "counts", "listed", "queued", "first_listed", "articles", "archived", "snapshots", "keys")
+RENAMED = {
+    **{f"export_tally_{name}": f"fold_tally_{name}" for name in _TALLIES},
+    "export_merged": "sync_merged",
+    "export_followed": "sync_followed",
+    "export_level": "prune_state",
+    "export_identities": "prune_identities",
+}
+# Indexes keep their names through a rename: this one is made again under the new name (tallies.CREATE's).
+_INDEXES = {"export_tally_articles_j": "CREATE INDEX fold_tally_articles_j ON fold_tally_articles(captured_j)"}
+
+
+def migrate(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
+    """Migration 19: rename each table of RENAMED the database has."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for old, new in RENAMED.items():
+        if old in tables:
+            if new in tables:
+                raise ValueError(f"both {old} and {new} are in the database: which one holds its state is unknown")
+            execute(f'ALTER TABLE "{old}" RENAME TO "{new}"')
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    for old, create in _INDEXES.items():
+        if old in indexes:
+            execute(f'DROP INDEX "{old}"')
+            execute(create)

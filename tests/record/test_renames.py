@@ -1,0 +1,151 @@
+"""Migration 19 (record/renames.py): a database's own tables renamed in place, on databases the code before wrote."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from collector.publish import tallies
+from collector.publish.cells import read_block
+from collector.record import merge, renames, schema, shadows, streams
+from collector.record.articles import IDENTITIES, OLD_IDENTITIES
+from collector.record.fileformat import NOT_RECORDED
+from collector.record.store import Store, StoreError
+from collector.record.tables import record_tables
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "renames"
+# What may still start with export_ after the migration: the export's own state, and the two tables that go with
+# the dormant rows (record/renames.py says why they keep their names).
+EXPORT_OWN = ("export_head", "export_stream", "export_written", "export_shadow_", "export_dormant",
+              "export_compact_texts")
+
+
+def _fixture(tmp_path: Path, name: str) -> Path:
+    """Return a copy of a database the code before migration 19 wrote (tests/data/renames/, made at 881d76e by
+    tests/collect/test_follow_level.py's pruned pages follower, `export follow --prune-every 4 --for-figures`):
+    pages-v18, that follower (export_tally_*, export_merged, export_followed, export_level); part-v18, by its
+    first test's pruned archive follower 60 hours later, that follower's database of stream hosted-1of2
+    (export_identities of the articles it left out, export_level). pages-v18-figures.json is what that code's
+    read_block gave of pages-v18's month 2026-08."""
+    out = tmp_path / f"{name}.db"
+    with gzip.open(DATA / f"{name}.db.gz") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def _tables(conn) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _rows(conn, table: str) -> list[tuple]:
+    """Return a table's rows, with their rowids where it has them (a rename keeps both)."""
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    if "WITHOUT ROWID" not in sql.upper():
+        return [tuple(r) for r in conn.execute(f'SELECT rowid, * FROM "{table}" ORDER BY rowid')]
+    width = len(conn.execute(f'PRAGMA table_info("{table}")').fetchall())
+    order = ", ".join(str(i + 1) for i in range(width))
+    return [tuple(r) for r in conn.execute(f'SELECT * FROM "{table}" ORDER BY {order}')]
+
+
+def _block(store: Store) -> dict:
+    block = read_block(store, "2026-08", update=False)
+    return {"values": {str(k): v for k, v in block.values.items()},
+            "delays": {str(k): sorted(v) for k, v in block.delays.items()}}
+
+
+@pytest.mark.parametrize("name", ["pages-v18", "part-v18"])
+def test_a_database_the_code_before_wrote_has_its_tables_renamed_in_place(tmp_path, name):
+    path = _fixture(tmp_path, name)
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 18
+    before = {old: _rows(raw, old) for old in renames.RENAMED if old in _tables(raw)}
+    record = {t: _rows(raw, t) for t in record_tables(raw)}
+    raw.close()
+    assert {"export_merged", "export_followed", "export_level"} <= set(before)
+    assert ("export_tally_counts" in before) == (name == "pages-v18")
+    assert ("export_identities" in before) == (name == "part-v18")
+    assert before["export_level"] and (bool(before["export_followed"]) == (name == "pages-v18"))
+    assert bool(before.get("export_identities", True))  # a stream database's that left articles out: not empty
+
+    store = Store(path)
+    try:
+        conn = store.conn
+        assert store.schema_version() == len(schema.MIGRATIONS) == 19 and not store.tampering
+        names = _tables(conn)
+        for old, rows in before.items():  # every row, as it was, under the new name
+            new = renames.RENAMED[old]
+            assert old not in names and new in names and _rows(conn, new) == rows, old
+        assert [t for t in names if t.startswith("export_") and not t.startswith(EXPORT_OWN)] == []
+        assert [t for t in names if t not in record_tables(conn) and not t.startswith(NOT_RECORDED)
+                and not t.startswith("snapshots_fts") and t not in schema.STORAGE_TABLES] == []
+        assert {t: _rows(conn, t) for t in record_tables(conn)} == record  # the record's rows untouched
+        assert shadows.levelled_at(conn) and shadows.figures_from(conn) is not None
+    finally:
+        store.close()
+
+
+def test_the_aggregates_give_the_figures_the_code_before_gave(tmp_path):
+    path = _fixture(tmp_path, "pages-v18")
+    store = Store(path)
+    try:
+        assert tallies.present(store.conn) and shadows.figures_as_aggregates(store.conn)
+        indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "fold_tally_articles_j" in indexes and "export_tally_articles_j" not in indexes
+        expected = json.loads((DATA / "pages-v18-figures.json").read_text())
+        assert expected["values"] and _block(store) == expected
+        tallies.update(store.conn)  # brought up to date under the new names: nothing new, nothing changed
+        assert _block(store) == expected
+    finally:
+        store.close()
+
+
+def test_a_merge_maps_addresses_by_the_identities_of_a_stream_database_not_opened_since(tmp_path):
+    """A follower attaches its stream databases without opening them: one the code before pruned still says
+    export_identities, and a merge maps one address of two streams by it as by prune_identities."""
+    seen = {}
+    for migrated in (False, True):
+        (tmp_path / str(migrated)).mkdir()
+        path = _fixture(tmp_path / str(migrated), "part-v18")
+        if migrated:
+            Store(path).close()
+        raw = sqlite3.connect(path)
+        assert (IDENTITIES if migrated else OLD_IDENTITIES) in _tables(raw)
+        articles, held = (raw.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                          for t in ("articles", IDENTITIES if migrated else OLD_IDENTITIES))
+        raw.close()
+        conn = sqlite3.connect(":memory:")
+        merge.article_map(conn, {"hosted-1of2": path}, ["hosted-1of2"])
+        seen[migrated] = sorted(conn.execute("SELECT id, digest, first_seen_at FROM temp.seen"))
+        conn.close()
+        assert held > 0 and len(seen[migrated]) == articles + held
+    assert seen[False] == seen[True]
+
+
+def test_a_database_holding_both_names_is_refused_and_left_as_it_was(tmp_path):
+    path = _fixture(tmp_path, "part-v18")
+    raw = sqlite3.connect(path)
+    raw.execute(f"CREATE TABLE {streams.MERGED_TABLE} (x)")  # which of the two holds its state is unknown
+    raw.commit()
+    image = list(raw.iterdump())
+    raw.close()
+    with pytest.raises(StoreError, match="both export_merged and sync_merged"):
+        Store(path)
+    raw = sqlite3.connect(path)
+    assert list(raw.iterdump()) == image and raw.execute("PRAGMA user_version").fetchone()[0] == 18
+    raw.close()
+
+
+def test_a_new_database_has_no_table_by_a_former_name(tmp_path):
+    store = Store(tmp_path / "new.db")
+    try:
+        tallies.ensure(store.conn)
+        names = _tables(store.conn)
+        assert not names & set(renames.RENAMED) and {"sync_merged", "sync_followed", "fold_tally_marks"} <= names
+        assert set(record_tables(store.conn)).isdisjoint(renames.RENAMED.values())
+    finally:
+        store.close()
