@@ -5,7 +5,7 @@ cannot find their new rows by id. Each keyed table `T` has a shadow
 `export_shadow_T` holding its rows as last exported; an export writes the
 rows that differ from their shadow and then updates it. `export_head` names
 the export file the database was last in sync with, and its SHA-256.
-`export_level` is what a working database left out when it was pruned
+`prune_state` (export_level before migration 19) is what a working database left out when it was pruned
 (collector/collect/level.py): the first instant the whole record observed.
 """
 
