@@ -24,8 +24,8 @@ Rules that keep it exact:
 * snapshot_texts ids are assigned as MAX(id) + 1: the working database always
   keeps its highest text whole, so a new text never takes a held text's id.
 
-TABLE's name starts with the export's bookkeeping prefix: it is never
-exported, and `export rebuild` makes the full database with every text.
+TABLE is a pruning's (its name starts with fileformat.PRUNE_PREFIX): it is
+never exported, and `export rebuild` makes the full database with every text.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collector.parse import textnorm
 from collector.record.fileformat import ExportError, decode_value, read_header, read_lines, repeated_id, row_of
 from collector.record.folder import batches
 
-TABLE = "export_compact_texts"
+TABLE = "prune_texts"  # export_compact_texts before migration 19
 CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (text_id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, "
           "form_sha256 TEXT NOT NULL, normaliser TEXT NOT NULL)")
 

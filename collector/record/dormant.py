@@ -24,7 +24,7 @@ article's latest snapshot and check, which are woken). The next pruning makes it
 dormant again. Nothing is guessed: a dormant article's rows are the record's,
 and the full database for browsing is still `export rebuild`'s.
 
-TABLE's name starts with the export's bookkeeping prefix: never exported.
+TABLE is a pruning's (its name starts with fileformat.PRUNE_PREFIX): never exported.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from collector.record.fileformat import decode_value, encode_value
 # The tables a dormant article's rows come from, in the order they are put back.
 PACKED = ("articles", "article_urls", "snapshot_rows", "checks")
 _FORMAT = 1  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
+# The key a packed row holds its text's digest row under (compact.TABLE's name when format 1 was made): frozen.
+_HELD = "export_compact_texts"
 # zlib's preset dictionary of format 1: the column names and the values most rows share, so a row's
 # compressed form holds little besides its own values (about 720 bytes a row against 1,230 without it,
 # bench/working_db.py). Frozen: rows packed with it are in caches.
@@ -68,7 +70,7 @@ _ZDICT = json.dumps(_SKELETON, ensure_ascii=False, separators=(",", ":")).encode
 
 def pack(rows: dict[str, list[dict]]) -> bytes:
     """Return the compressed form of an article's rows (table -> rows as dicts of column values)."""
-    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in (*PACKED, compact.TABLE)}
+    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in (*PACKED, _HELD)}
     packer = zlib.compressobj(9, zdict=_ZDICT)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return bytes([_FORMAT]) + packer.compress(text) + packer.flush()
@@ -79,7 +81,7 @@ def unpack(blob: bytes) -> dict[str, list[dict]]:
     if not blob or blob[0] != _FORMAT:
         raise ValueError(f"a dormant article's rows are in format {blob[:1]!r}, not {_FORMAT}")
     data = json.loads(inflate(blob[1:], _MAX_BYTES, zlib.MAX_WBITS, _ZDICT).decode("utf-8"))
-    return {t: [{k: decode_value(v) for k, v in r.items()} for r in data.get(t, [])] for t in (*PACKED, compact.TABLE)}
+    return {t: [{k: decode_value(v) for k, v in r.items()} for r in data.get(t, [])] for t in (*PACKED, _HELD)}
 
 
 def exists(conn, schema: str = "main") -> bool:
@@ -117,8 +119,8 @@ def wake(conn, article_ids: Iterable[int]) -> int:
                     _insert(conn, table, row)
             texts = {r["id"] for r in conn.execute(
                 "SELECT id FROM snapshot_texts WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps([r["text_id"] for r in rows[compact.TABLE]]),))}
-            digests = [r for r in rows[compact.TABLE] if r["text_id"] not in texts]
+                (json.dumps([r["text_id"] for r in rows[_HELD]]),))}
+            digests = [r for r in rows[_HELD] if r["text_id"] not in texts]
             if digests:
                 conn.execute(compact.CREATE)
                 for row in digests:  # held as digests, as the pruning that made it dormant held it
@@ -174,12 +176,12 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
                 found[table][row["id"] if table == "articles" else row["article_id"]].append(row)
         batch = []
         for article_id in ids:
-            packed = old.get(article_id, {t: [] for t in (*PACKED, compact.TABLE)})
+            packed = old.get(article_id, {t: [] for t in (*PACKED, _HELD)})
             rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in PACKED}
             if not rows["articles"] or not rows["snapshot_rows"]:
                 raise ValueError(f"article {article_id} cannot be made dormant: its identity or its latest "
                                  "snapshot is neither in the database nor in its dormant row")
-            rows[compact.TABLE] = _digests(conn, rows["snapshot_rows"][0]["text_id"], packed[compact.TABLE], held)
+            rows[_HELD] = _digests(conn, rows["snapshot_rows"][0]["text_id"], packed[_HELD], held)
             batch.append((article_id, pack(rows)))
         conn.executemany(f"INSERT INTO main.{TABLE} (article_id, rows) VALUES (?, ?)", batch)
         written += len(batch)

@@ -61,7 +61,7 @@ ORDER = ("outlet_groups", "outlets", "runs", "request_intents", "requests", "sou
 BOOKKEEPING_PREFIX = "export_"  # export_head, export_shadow_<table>, export_written: the export's own state
 DERIVED_PREFIX = "fold_"  # projections folded from the rows (record/fold.py, publish/tallies.py): made again from them
 SYNC_PREFIX = "sync_"  # how a database came in sync with the record (sync_merged: a merge of every stream)
-PRUNE_PREFIX = "prune_"  # what a pruning left out and kept instead (prune_state, prune_identities)
+PRUNE_PREFIX = "prune_"  # what a pruning left out and kept instead (prune_state, prune_dormant, ...)
 # Never exported: a table whose name starts with one of these is a database's own, not the record's.
 NOT_RECORDED = (BOOKKEEPING_PREFIX, DERIVED_PREFIX, SYNC_PREFIX, PRUNE_PREFIX)
 # Long values that repeat an earlier row's are written as {"$same": id}:

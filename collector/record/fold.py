@@ -38,7 +38,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from collector.record.dormant_table import TABLE as DORMANT
+from collector.record.dormant_table import V15_TABLE as DORMANT  # its name when migration 17 runs
 
 TABLE = "fold_articles"
 

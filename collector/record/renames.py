@@ -13,14 +13,14 @@ NOT_RECORDED), and a table the record is not made of starts with one of them:
 * `sync_`: how a database that follows or merges every stream came in sync
   with the record (`sync_followed`, `sync_merged`: record/follow.py, merge.py);
 * `prune_`: what a pruning left out and kept instead (`prune_state`,
-  `prune_identities`: collect/level.py).
+  `prune_identities`: collect/level.py; `prune_dormant`, `prune_texts`:
+  record/dormant.py, compact.py).
 
 Each table is renamed in place (ALTER TABLE ... RENAME TO: rows, keys and
 rowids unchanged); a table the database never had is left so. The index of
 the aggregates' first captures is made again under its table's new name.
-Two tables keep their `export_` names until they go: a pruned database's
-dormant articles (record/dormant.py, whose packed rows name the other,
-export_compact_texts, inside them).
+A dormant row (record/dormant.py) packed before still names its text's
+digests by export_compact_texts inside it: that key is its format's, frozen.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ RENAMED = {
     "export_followed": "sync_followed",
     "export_level": "prune_state",
     "export_identities": "prune_identities",
+    "export_dormant": "prune_dormant",
+    "export_compact_texts": "prune_texts",
 }
 # Indexes keep their names through a rename: this one is made again under the new name (tallies.CREATE's).
 _INDEXES = {"export_tally_articles_j": "CREATE INDEX fold_tally_articles_j ON fold_tally_articles(captured_j)"}

@@ -96,7 +96,7 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
     # key's digest, id and first sighting (what merge.article_map maps one address of two streams by).
     for name in ("hosted-1of2", "bd-1of2"):
         part = follow.parts_folder(archiving) / f"{name}.db"
-        assert done.parts[name].left_out and count(part, "export_dormant") > 0
+        assert done.parts[name].left_out and count(part, "prune_dormant") > 0
         assert 0 < count(part, "prune_identities") and identities(part) == identities(tmp_path / f"{name}.db")
     # The merged database left rows out (the older ledger, the quiet articles' rows), but the queue is the same.
     assert done.merged.left_out.get("requests", 0) > 0 and done.merged.bytes_after < done.merged.bytes_before

@@ -14,6 +14,7 @@ import pytest
 from collector.clock import iso
 from collector.collect.revisits import due_checks
 from collector.record import dormant, fold, schema
+from collector.record.dormant_table import V15_TABLE  # the table's name in a database the code before wrote
 from collector.record.store import Store, StoreError, trigger_problems
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
@@ -121,7 +122,7 @@ def test_a_working_database_of_the_code_before_migrates_to_the_full_databases_sc
     full_path, working_path = _fixture(tmp_path, "full"), _fixture(tmp_path, "working")
     raw = sqlite3.connect(working_path)
     assert raw.execute("PRAGMA user_version").fetchone()[0] == 16
-    before = raw.execute(f"SELECT article_id, outlet_id, since, slots, rows FROM {dormant.TABLE} ORDER BY 1").fetchall()
+    before = raw.execute(f"SELECT article_id, outlet_id, since, slots, rows FROM {V15_TABLE} ORDER BY 1").fetchall()
     assert len(before) == 3 and raw.execute("SELECT COUNT(*) FROM articles").fetchone()[0] < 4  # rows left out
     raw.close()
     full, working = Store(full_path), Store(working_path)
@@ -148,7 +149,7 @@ def test_a_working_database_of_the_code_before_migrates_to_the_full_databases_sc
 def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was(tmp_path):
     working_path = _fixture(tmp_path, "working")
     raw = sqlite3.connect(working_path)
-    raw.execute(f"UPDATE {dormant.TABLE} SET slots = '1h 6h' WHERE article_id = 3")  # damaged
+    raw.execute(f"UPDATE {V15_TABLE} SET slots = '1h 6h' WHERE article_id = 3")  # damaged
     raw.commit()
     raw.close()
     raw = sqlite3.connect(working_path)
@@ -160,7 +161,7 @@ def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was(tmp_path):
     assert list(raw.iterdump()) == image  # rolled back whole: version 16, no projection, its columns kept
     assert raw.execute("PRAGMA user_version").fetchone()[0] == 16
     assert raw.execute(f"SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '{fold.TABLE}%'").fetchone()[0] == 0
-    assert [r[1] for r in raw.execute(f"PRAGMA table_info({dormant.TABLE})")] == [
+    assert [r[1] for r in raw.execute(f"PRAGMA table_info({V15_TABLE})")] == [
         "article_id", "outlet_id", "since", "slots", "rows"]
     raw.close()
 
@@ -205,7 +206,7 @@ def test_a_dormant_article_woken_and_revisited_before_the_migration_keeps_both_s
     working_path = _fixture(tmp_path, "working")
     raw = sqlite3.connect(working_path)
     article, outlet, since, slots = raw.execute(
-        f"SELECT article_id, outlet_id, since, slots FROM {dormant.TABLE} ORDER BY 1 LIMIT 1").fetchone()
+        f"SELECT article_id, outlet_id, since, slots FROM {V15_TABLE} ORDER BY 1 LIMIT 1").fetchone()
     performed = iso(datetime.fromisoformat(since.replace("Z", "+00:00")) + timedelta(hours=72))
     raw.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, request_chain, "
                 "outcome, opens_absence, try_number) VALUES (9999, ?, '72h', ?, ?, 1, 'u', 'ok', '[]', 'present', "

@@ -12,17 +12,15 @@ import pytest
 
 from collector.publish import tallies
 from collector.publish.cells import read_block
-from collector.record import merge, renames, schema, shadows, streams
+from collector.record import compact, dormant, merge, renames, schema, shadows, streams
 from collector.record.articles import IDENTITIES, OLD_IDENTITIES
 from collector.record.fileformat import NOT_RECORDED
 from collector.record.store import Store, StoreError
 from collector.record.tables import record_tables
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "renames"
-# What may still start with export_ after the migration: the export's own state, and the two tables that go with
-# the dormant rows (record/renames.py says why they keep their names).
-EXPORT_OWN = ("export_head", "export_stream", "export_written", "export_shadow_", "export_dormant",
-              "export_compact_texts")
+# What may still start with export_ after the migration: the export's own state.
+EXPORT_OWN = ("export_head", "export_stream", "export_written", "export_shadow_")
 
 
 def _fixture(tmp_path: Path, name: str) -> Path:
@@ -147,5 +145,29 @@ def test_a_new_database_has_no_table_by_a_former_name(tmp_path):
         names = _tables(store.conn)
         assert not names & set(renames.RENAMED) and {"sync_merged", "sync_followed", "fold_tally_marks"} <= names
         assert set(record_tables(store.conn)).isdisjoint(renames.RENAMED.values())
+    finally:
+        store.close()
+
+
+def test_a_dormant_row_packed_before_wakes_with_its_held_texts_under_the_new_name(tmp_path):
+    """A dormant row names its text's digests by its format's key, export_compact_texts: woken after the
+    migration, they go into prune_texts, and every woken snapshot's text is whole or held there."""
+    store = Store(_fixture(tmp_path, "part-v18"))
+    try:
+        conn = store.conn
+        asleep = [r[0] for r in conn.execute(f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")]
+        assert asleep
+        conn.execute("PRAGMA foreign_keys = OFF")
+        with store.transaction():
+            assert dormant.wake(conn, asleep) == len(asleep)
+        held = 0
+        for article in asleep:
+            (snapshot, text) = conn.execute("SELECT id, text FROM snapshots WHERE article_id = ? "
+                                            "ORDER BY captured_at DESC, id DESC LIMIT 1", (article,)).fetchone()
+            assert text is not None or compact.held(conn, snapshot) is not None, article
+            held += text is None
+        assert held == 3  # of the fixture's four, three texts are held as digests only
+        assert compact.exists(conn) and not conn.execute("SELECT 1 FROM sqlite_master WHERE name = "
+                                                         "'export_compact_texts'").fetchone()
     finally:
         store.close()
