@@ -390,13 +390,11 @@ INSERT INTO snapshots_fts (rowid, headline, text)
      WHERE {FIRST_SHOWING} ORDER BY r.id;
 """
 
-# Conditional requests for feeds and sitemaps: a 304 is a listing naming the
-# one whose entries it repeats (collector/record/views.py). 11: a year unattended
-# (collector/record/unattended.py). 12: every article's capture delay, a view (views.py).
+# Conditional requests for feeds and sitemaps: a 304 is a listing naming the one whose entries it repeats
+# (collector/record/views.py). 11: a year unattended (unattended.py). 12: every article's capture delay (views.py).
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
-# 14: a database that follows every stream, how far it has read each (collector/record/follow.py).
-# 15: a pruned working database's dormant articles (record/dormant.py). 16: files it exported (record/written.py).
-# 17, 18: the articles' and the address keys' projections, folded by triggers (record/fold.py, fold_keys.py).
-# 19: a database's own tables named for what they are (record/renames.py).
+# 14: a database that follows every stream, how far it has read each (collector/record/follow.py). 15: a pruned
+# working database's dormant articles (record/dormant.py). 16: files it exported (record/written.py).
+# 17, 18: the articles' and address keys' projections (record/fold.py, fold_keys.py). 19: tables' names (renames.py).
 MIGRATIONS: tuple = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16,
                      fold.migrate, fold_keys.migrate, renames.migrate)
