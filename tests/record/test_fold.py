@@ -15,7 +15,8 @@ from collector.clock import iso
 from collector.collect.revisits import due_checks
 from collector.record import dormant, fold, schema
 from collector.record.dormant_table import V15_TABLE  # the table's name in a database the code before wrote
-from collector.record.store import Store, StoreError, trigger_problems
+from collector.record.store import Store, trigger_problems
+from tests.record.migrating import refused_unchanged
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
 START = datetime(2027, 1, 1, tzinfo=timezone.utc)
@@ -147,19 +148,9 @@ def test_a_working_database_of_the_code_before_migrates_to_the_full_databases_sc
 
 
 def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was(tmp_path):
-    working_path = _fixture(tmp_path, "working")
-    raw = sqlite3.connect(working_path)
-    raw.execute(f"UPDATE {V15_TABLE} SET slots = '1h 6h' WHERE article_id = 3")  # damaged
-    raw.commit()
-    raw.close()
-    raw = sqlite3.connect(working_path)
-    image = list(raw.iterdump())
-    raw.close()
-    with pytest.raises(StoreError, match="dormant article 3's schedule is damaged"):
-        Store(working_path)
-    raw = sqlite3.connect(working_path)
-    assert list(raw.iterdump()) == image  # rolled back whole: version 16, no projection, its columns kept
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 16
+    damage = f"UPDATE {V15_TABLE} SET slots = '1h 6h' WHERE article_id = 3"
+    raw = refused_unchanged(_fixture(tmp_path, "working"), damage, "dormant article 3's schedule is damaged",
+                            16)  # rolled back whole: no projection, the dormant table's columns kept
     assert raw.execute(f"SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '{fold.TABLE}%'").fetchone()[0] == 0
     assert [r[1] for r in raw.execute(f"PRAGMA table_info({V15_TABLE})")] == [
         "article_id", "outlet_id", "since", "slots", "rows"]

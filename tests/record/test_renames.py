@@ -15,8 +15,9 @@ from collector.publish.cells import read_block
 from collector.record import compact, dormant, merge, renames, schema, shadows, streams
 from collector.record.articles import IDENTITIES, OLD_IDENTITIES
 from collector.record.fileformat import NOT_RECORDED
-from collector.record.store import Store, StoreError
+from collector.record.store import Store
 from collector.record.tables import record_tables
+from tests.record.migrating import refused_unchanged
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "renames"
 # What may still start with export_ after the migration: the export's own state.
@@ -125,17 +126,9 @@ def test_a_merge_maps_addresses_by_the_identities_of_a_stream_database_not_opene
 
 
 def test_a_database_holding_both_names_is_refused_and_left_as_it_was(tmp_path):
-    path = _fixture(tmp_path, "part-v18")
-    raw = sqlite3.connect(path)
-    raw.execute(f"CREATE TABLE {streams.MERGED_TABLE} (x)")  # which of the two holds its state is unknown
-    raw.commit()
-    image = list(raw.iterdump())
-    raw.close()
-    with pytest.raises(StoreError, match="both export_merged and sync_merged"):
-        Store(path)
-    raw = sqlite3.connect(path)
-    assert list(raw.iterdump()) == image and raw.execute("PRAGMA user_version").fetchone()[0] == 18
-    raw.close()
+    # Which of the two holds its state is unknown.
+    refused_unchanged(_fixture(tmp_path, "part-v18"), f"CREATE TABLE {streams.MERGED_TABLE} (x)",
+                      "both export_merged and sync_merged", 18).close()
 
 
 def test_a_new_database_has_no_table_by_a_former_name(tmp_path):
