@@ -26,8 +26,7 @@ def article_key(url: str) -> str:
 # A stream's own database beside one that follows every stream, pruned (collector/collect/follow_level.py),
 # keeps of each article it leaves out the digest of its key, its id and when it was first seen: what a merge
 # maps an address several streams recorded by (collector/record/merge.py article_map). Bookkeeping too.
-IDENTITIES = "prune_identities"
-OLD_IDENTITIES = "export_identities"  # its name before migration 19, in a stream database not opened since
+IDENTITIES = "prune_identities"  # export_identities before migration 19
 CREATE_IDENTITIES = (f"CREATE TABLE IF NOT EXISTS {IDENTITIES} (digest BLOB PRIMARY KEY, article_id INTEGER NOT NULL, "
                      "first_seen_at TEXT NOT NULL) WITHOUT ROWID")
 

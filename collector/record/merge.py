@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from collector.record import streams
-from collector.record.articles import IDENTITIES, OLD_IDENTITIES, key_digest
+from collector.record.articles import IDENTITIES, key_digest
 from collector.record.fileformat import ExportError, read_header
 from collector.record.folder import chain, continues, last_batch
 from collector.record.rebuild import Progress, rebuild
@@ -196,18 +196,17 @@ def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None])
     """Fill temp.article_map: every article id of a stream whose address an earlier-seen article has.
 
     Addresses are compared by their keys' digests (record/articles.py key_digest): a pruned stream's
-    database holds those alone of the articles it left out (prune_identities; a stream database not opened
-    since migration 19 holds them as export_identities).
+    database holds those alone of the articles it left out (prune_identities). Every part was opened, and so
+    migrated, by follow.py's _level_part or made by merge's rebuild before it is read here.
     """
     conn.create_function("tw_key_digest", 1, key_digest, deterministic=True)
     conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, digest BLOB NOT NULL, first_seen_at TEXT)")
     conn.execute("CREATE TEMP TABLE article_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
     for name in by_range:
         sql = ["INSERT INTO temp.seen SELECT id, tw_key_digest(url_key), first_seen_at FROM part.articles"]
-        for table in (IDENTITIES, OLD_IDENTITIES):
-            if _has(parts[name], table):
-                sql.append(f"INSERT OR IGNORE INTO temp.seen SELECT article_id, digest, first_seen_at "
-                           f"FROM part.{table}")
+        if _has(parts[name], IDENTITIES):
+            sql.append(f"INSERT OR IGNORE INTO temp.seen SELECT article_id, digest, first_seen_at "
+                       f"FROM part.{IDENTITIES}")
         _attached(conn, parts[name], sql)
     conn.execute("""INSERT INTO temp.article_map SELECT s.id, k.id FROM temp.seen AS s JOIN (
                       SELECT digest, id FROM (SELECT digest, id, ROW_NUMBER() OVER (
