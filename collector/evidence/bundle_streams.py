@@ -59,7 +59,8 @@ def as_written(conn, rows: dict[str, list[dict]], names: list[str | None]) -> tu
     of other streams the merged database holds only as the kept row: the
     bundle reads them from their stream's lines (`add_folded`).
     """
-    merged = [dict(r) for r in conn.execute(f"SELECT * FROM {streams.MERGED_TABLE} ORDER BY table_name, row_id")]
+    table = streams.table_in(conn, streams.MERGED_TABLE)  # the bundle reads the database without opening it
+    merged = [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY table_name, row_id")]
     if not merged:
         return [], set()
     folded_into = {(m["table_name"], m["stream"], m["kept_id"]): m["row_id"] for m in merged if m["how"] == "folded"}

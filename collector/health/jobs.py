@@ -22,7 +22,8 @@ from collector.record import streams
 def stream_names(inputs: Inputs) -> dict[int, str]:
     """Return the stream of each id range this database knows of: range index -> name ('default' for '')."""
     names = {""}
-    for sql in (f"SELECT DISTINCT stream FROM {streams.FOLLOWED_TABLE}", "SELECT name FROM export_stream"):
+    followed = streams.table_in(inputs.conn, streams.FOLLOWED_TABLE)
+    for sql in (f"SELECT DISTINCT stream FROM {followed}", "SELECT name FROM export_stream"):
         try:
             names |= {r[0] for r in inputs.conn.execute(sql)}
         except sqlite3.OperationalError:  # a database without the table

@@ -51,14 +51,14 @@ def _compare(record: sqlite3.Connection, mine: sqlite3.Connection, found) -> Com
     spans = {name: [(read_header(f).get("through", {}), f) for f in chain(paths)] for name, paths in found.items()}
     compared = 0
     for table in [*record_tables(record), MERGED_TABLE]:
-        cols = columns(record, table)
-        if columns(mine, table) != cols:
+        cols, named = columns(record, table), streams.table_in(mine, table) if table == MERGED_TABLE else table
+        if columns(mine, named) != cols:
             return Comparison(compared, f"{table}: the database's columns differ from the merged record's", 0)
         keys = key_columns(record, table)
         order = ", ".join(f'"{k}"' for k in keys)
         select = 'rowid AS "rowid", *' if keys == ["rowid"] else "*"
         theirs = record.execute(f'SELECT {select} FROM "{table}" ORDER BY {order}')
-        ours = mine.execute(f'SELECT {select} FROM "{table}" ORDER BY {order}')
+        ours = mine.execute(f'SELECT {select} FROM "{named}" ORDER BY {order}')
         while True:
             a, b = theirs.fetchone(), ours.fetchone()
             if a is None and b is None:

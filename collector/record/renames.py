@@ -4,12 +4,14 @@ A table whose name starts with `export_` was any table the export leaves
 out, and most were not the export's at all: the running aggregates, what a
 follower merged and how far it read, what a pruning left out. Since this
 migration each prefix has one meaning (collector/record/fileformat.py
-NOT_RECORDED), and a table the record is not made of starts with one of them:
+NOT_RECORDED), and a table the record is not made of starts with one of them
+(besides the search index and the storage tables behind the record's views):
 
 * `export_`: the export's own state (export_head, export_shadow_*,
   export_stream, export_written);
-* `fold_`: projections folded forward from the rows (record/fold.py,
-  fold_keys.py; the running aggregates, publish/tallies.py, `fold_tally_*`);
+* `fold_`: state folded forward from the rows, never an observation, that the
+  record's rows make again (record/fold.py, fold_keys.py, by triggers; the
+  running aggregates, publish/tallies.py, `fold_tally_*`, by watermark);
 * `sync_`: how a database that follows or merges every stream came in sync
   with the record (`sync_followed`, `sync_merged`: record/follow.py, merge.py);
 * `prune_`: what a pruning left out and kept instead (`prune_state`,
@@ -21,6 +23,10 @@ rowids unchanged); a table the database never had is left so. The index of
 the aggregates' first captures is made again under its table's new name.
 A dormant row (record/dormant.py) packed before still names its text's
 digests by export_compact_texts inside it: that key is its format's, frozen.
+What reads a database without opening it (record/store.py open_read_only:
+the evidence bundle, `export verify`, the health checks) finds the follower's
+two tables by either name (record/streams.py table_in). A database newer code
+wrote is refused (Store.migrate): this code would not find its tables.
 """
 
 from __future__ import annotations

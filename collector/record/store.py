@@ -75,6 +75,10 @@ class Store:
         try:
             with self.transaction():
                 current = self.schema_version()
+                if current > len(schema.MIGRATIONS):  # newer code wrote it: its tables may be named otherwise
+                    raise StoreError(f"database {self.path} has schema {current}, newer than this code's "
+                                     f"{len(schema.MIGRATIONS)}: open it with the code that wrote it, or rebuild it "
+                                     "from the record (`export rebuild`)")
                 had = set(self.db.table_names()) if current else set()
                 for number, script in enumerate(schema.MIGRATIONS, start=1):
                     if number > current:

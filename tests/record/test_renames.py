@@ -6,16 +6,19 @@ import gzip
 import json
 import shutil
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from collector.evidence.bundle_streams import as_written
+from collector.health.checks import Inputs
+from collector.health.jobs import stream_names
 from collector.publish import tallies
 from collector.publish.cells import read_block
-from collector.record import compact, dormant, merge, renames, schema, shadows, streams
-from collector.record.articles import IDENTITIES, OLD_IDENTITIES
+from collector.record import compact, compare_merged, dormant, renames, schema, shadows, streams
 from collector.record.fileformat import NOT_RECORDED
-from collector.record.store import Store
+from collector.record.store import Store, open_read_only
 from collector.record.tables import record_tables
 from tests.record.migrating import refused_unchanged
 
@@ -103,26 +106,43 @@ def test_the_aggregates_give_the_figures_the_code_before_gave(tmp_path):
         store.close()
 
 
-def test_a_merge_maps_addresses_by_the_identities_of_a_stream_database_not_opened_since(tmp_path):
-    """A follower attaches its stream databases without opening them: one the code before pruned still says
-    export_identities, and a merge maps one address of two streams by it as by prune_identities."""
-    seen = {}
-    for migrated in (False, True):
-        (tmp_path / str(migrated)).mkdir()
-        path = _fixture(tmp_path / str(migrated), "part-v18")
-        if migrated:
-            Store(path).close()
-        raw = sqlite3.connect(path)
-        assert (IDENTITIES if migrated else OLD_IDENTITIES) in _tables(raw)
-        articles, held = (raw.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                          for t in ("articles", IDENTITIES if migrated else OLD_IDENTITIES))
-        raw.close()
-        conn = sqlite3.connect(":memory:")
-        merge.article_map(conn, {"hosted-1of2": path}, ["hosted-1of2"])
-        seen[migrated] = sorted(conn.execute("SELECT id, digest, first_seen_at FROM temp.seen"))
-        conn.close()
-        assert held > 0 and len(seen[migrated]) == articles + held
-    assert seen[False] == seen[True]
+def test_what_reads_a_database_without_opening_it_reads_one_the_code_before_wrote(tmp_path):
+    """The evidence bundle, `export verify` and the health checks read a database read-only (open_read_only),
+    so without migrating it: one the code before wrote still says export_merged and export_followed."""
+    old_path = _fixture(tmp_path, "pages-v18")
+    (tmp_path / "new").mkdir()
+    new_path = _fixture(tmp_path / "new", "pages-v18")
+    Store(new_path).close()
+    old, new = open_read_only(old_path), open_read_only(new_path)
+    try:
+        assert streams.table_in(old, streams.MERGED_TABLE) == "export_merged"
+        assert streams.table_in(new, streams.MERGED_TABLE) == streams.MERGED_TABLE
+        names = {n: stream_names(Inputs(c, datetime.now(timezone.utc), p)) for n, c, p in
+                 (("old", old, old_path), ("new", new, new_path))}
+        assert names["old"] == names["new"] and len(names["new"]) == 5  # four streams and the default
+        written = {}
+        for side, conn in (("old", old), ("new", new)):
+            rows = {t: [dict(r) for r in conn.execute(f'SELECT * FROM "{t}" ORDER BY id')]
+                    for t in ("articles", "article_urls", "checks")}
+            written[side] = (as_written(conn, rows, [None if n == "default" else n for n in names[side].values()]),
+                             rows)
+        assert written["old"] == written["new"] and written["new"][0][0]  # the folded rows' entries, used
+        # `export verify`: the migrated database as the merged record, the one the code before wrote as the given
+        compared = compare_merged._compare(new, old, {})
+        assert compared.difference is None and compared.rows > 0, compared
+    finally:
+        old.close()
+        new.close()
+
+
+def test_a_database_newer_code_wrote_is_refused_and_left_as_it_was(tmp_path):
+    """Older code reading it would not find its tables by their new names (a pruning's state, the aggregates)
+    and would take it for a database never pruned: it is refused; the jobs then rebuild from the record."""
+    path = tmp_path / "new.db"
+    Store(path).close()
+    raw = refused_unchanged(path, f"PRAGMA user_version = {len(schema.MIGRATIONS) + 1}",
+                            f"schema {len(schema.MIGRATIONS) + 1}, newer than this code's", len(schema.MIGRATIONS) + 1)
+    raw.close()
 
 
 def test_a_database_holding_both_names_is_refused_and_left_as_it_was(tmp_path):
