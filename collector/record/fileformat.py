@@ -59,7 +59,8 @@ ORDER = ("outlet_groups", "outlets", "runs", "request_intents", "requests", "sou
          "comparisons", "events", "archive_submissions", "vantage_differences", "capture_queue", "run_finishes",
          "warc_files")
 BOOKKEEPING_PREFIX = "export_"  # export_head, export_shadow_<table>, export_written: the export's own state
-DERIVED_PREFIX = "fold_"  # projections folded from the rows (record/fold.py, publish/tallies.py): made again from them
+DERIVED_PREFIX = "fold_"  # state folded forward from the rows, never an observation: the record's rows make it
+# again (record/fold.py, fold_keys.py by triggers; publish/tallies.py by watermark, where figures are read)
 SYNC_PREFIX = "sync_"  # how a database came in sync with the record (sync_merged: a merge of every stream)
 PRUNE_PREFIX = "prune_"  # what a pruning left out and kept instead (prune_state, prune_dormant, ...)
 # Never exported: a table whose name starts with one of these is a database's own, not the record's.
