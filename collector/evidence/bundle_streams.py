@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from collector.errors import BadArgument
-from collector.record import streams
+from collector.record import renames, streams
 from collector.record.merge import stream_folders
 
 
@@ -59,7 +59,7 @@ def as_written(conn, rows: dict[str, list[dict]], names: list[str | None]) -> tu
     of other streams the merged database holds only as the kept row: the
     bundle reads them from their stream's lines (`add_folded`).
     """
-    table = streams.table_in(conn, streams.MERGED_TABLE)  # the bundle reads the database without opening it
+    table = renames.name_in(conn, streams.MERGED_TABLE)  # the bundle reads the database without opening it
     merged = [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY table_name, row_id")]
     if not merged:
         return [], set()

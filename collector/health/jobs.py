@@ -16,13 +16,13 @@ from datetime import datetime, timedelta
 from collector import settings
 from collector.clock import iso, parse_instant
 from collector.health.checks import FAIL, OK, Check, Finding, Inputs, grade, hours
-from collector.record import streams
+from collector.record import renames, streams
 
 
 def stream_names(inputs: Inputs) -> dict[int, str]:
     """Return the stream of each id range this database knows of: range index -> name ('default' for '')."""
     names = {""}
-    followed = streams.table_in(inputs.conn, streams.FOLLOWED_TABLE)
+    followed = renames.name_in(inputs.conn, streams.FOLLOWED_TABLE)
     for sql in (f"SELECT DISTINCT stream FROM {followed}", "SELECT name FROM export_stream"):
         try:
             names |= {r[0] for r in inputs.conn.execute(sql)}

@@ -21,7 +21,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from collector.record import streams
+from collector.record import renames, streams
 from collector.record.compare import Comparison
 from collector.record.fileformat import encode_value, read_header
 from collector.record.folder import chain
@@ -51,7 +51,7 @@ def _compare(record: sqlite3.Connection, mine: sqlite3.Connection, found) -> Com
     spans = {name: [(read_header(f).get("through", {}), f) for f in chain(paths)] for name, paths in found.items()}
     compared = 0
     for table in [*record_tables(record), MERGED_TABLE]:
-        cols, named = columns(record, table), streams.table_in(mine, table) if table == MERGED_TABLE else table
+        cols, named = columns(record, table), renames.name_in(mine, table)
         if columns(mine, named) != cols:
             return Comparison(compared, f"{table}: the database's columns differ from the merged record's", 0)
         keys = key_columns(record, table)

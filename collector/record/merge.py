@@ -255,9 +255,8 @@ def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, af
                        f"WHERE {new} AND EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
         else:
             col = RELABELLED[table]
-            sql.append(f"INSERT INTO main.{streams.MERGED_TABLE} SELECT '{table}', t.id, '{label}', 'relabelled', "
-                       "NULL, "
-                       f"json_object('{col}', t.\"{col}\") FROM {source} "
+            sql.append(f"INSERT INTO main.{streams.MERGED_TABLE} SELECT '{table}', t.id, '{label}', "
+                       f"'relabelled', NULL, json_object('{col}', t.\"{col}\") FROM {source} "
                        f"WHERE {new} AND EXISTS (SELECT 1 FROM {match}) ORDER BY t.id")
             select = [f"CASE WHEN EXISTS (SELECT 1 FROM {match}) THEN t.\"{col}\" || '@{label}' "
                       f"ELSE t.\"{col}\" END" if c == col else v for c, v in zip(cols, select)]

@@ -25,7 +25,7 @@ A dormant row (record/dormant.py) packed before still names its text's
 digests by export_compact_texts inside it: that key is its format's, frozen.
 What reads a database without opening it (record/store.py open_read_only:
 the evidence bundle, `export verify`, the health checks) finds the follower's
-two tables by either name (record/streams.py table_in). A database newer code
+two tables by either name (`name_in`). A database newer code
 wrote is refused (Store.migrate): this code would not find its tables.
 """
 
@@ -44,6 +44,7 @@ RENAMED = {
     "export_dormant": "prune_dormant",
     "export_compact_texts": "prune_texts",
 }
+_FORMER = {new: old for old, new in RENAMED.items()}
 # Indexes keep their names through a rename: this one is made again under the new name (tallies.CREATE's).
 _INDEXES = {"export_tally_articles_j": "CREATE INDEX fold_tally_articles_j ON fold_tally_articles(captured_j)"}
 
@@ -61,3 +62,15 @@ def migrate(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
         if old in indexes:
             execute(f'DROP INDEX "{old}"')
             execute(create)
+
+
+def name_in(conn: sqlite3.Connection, table: str) -> str:
+    """Return the name `table` has in a database: its own, or its name of RENAMED in one read without being
+    opened by Store since it was written before this migration (open_read_only: the evidence bundle,
+    `export verify`, the health checks)."""
+    old = _FORMER.get(table)
+    if old is None:
+        return table
+    found = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+                                        (table, old))}
+    return old if found == {old} else table

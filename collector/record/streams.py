@@ -35,17 +35,7 @@ MERGED = "+merged"  # export_stream of a database that merges every stream (neve
 # export_followed.
 MERGED_TABLE = "sync_merged"  # the rows two streams both recorded, and how each was merged (record/merge.py)
 FOLLOWED_TABLE = "sync_followed"  # how far a follower has read each stream (record/follow.py)
-_BEFORE_19 = {MERGED_TABLE: "export_merged", FOLLOWED_TABLE: "export_followed"}
 
-
-def table_in(conn, table: str) -> str:
-    """Return the name `table` has in a database: its own, or its name before migration 19 in a database read
-    without being opened by Store since (open_read_only: the evidence bundle, `export verify`, health)."""
-    old = _BEFORE_19[table]
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is None \
-            and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (old,)).fetchone():
-        return old
-    return table
 STREAMS_DIR = "streams"  # inside a record folder: one folder per stream other than the default
 _NAME = re.compile(r"\A[a-z0-9][a-z0-9-]{0,62}\Z")
 
