@@ -306,16 +306,13 @@ def wake(store: Store, article_ids: list[int]) -> int:
 
     A pruned working database holds a quiet article as one compact row
     (collector/record/dormant.py); its rows point at runs and requests left
-    out (they are in the record), so they go back with foreign keys off.
+    out (they are in the record), which a pruned database allows: its
+    references are checked at export (collector/record/references.py).
     """
     if not article_ids or not dormant.exists(store.conn):
         return 0
-    store.conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        with store.transaction() as conn:
-            return dormant.wake(conn, article_ids)
-    finally:
-        store.conn.execute("PRAGMA foreign_keys = ON")
+    with store.transaction() as conn:
+        return dormant.wake(conn, article_ids)
 
 
 def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collection[str] | None = None) -> dict:

@@ -36,12 +36,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from collector import settings
 from collector.clock import iso, parse_instant
 from collector.parse.textnorm import normalise_for_comparison
+from collector.record import references
 from collector.record.articles import article_key
 from collector.record.streams import next_id
 
@@ -141,20 +143,15 @@ def compare_streams(store, source: sqlite3.Connection | None, *, run_id: int, si
                                    "LIMIT 1", (a.url_key,)).fetchone()
             new.append((a, b, kind, detail, article[0] if article else None))
     recorded: dict[str, int] = {}
-    if source is not None:  # the requests and articles referred to are in the other streams' ranges
-        store.conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        with store.transaction() as conn:
-            for a, b, kind, detail, article_id in new:
-                conn.execute(
-                    "INSERT INTO vantage_differences (id, run_id, found_at, url_key, article_id, kind, request_a, "
-                    "request_b, vantage_a, vantage_b, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (next_id(conn, "vantage_differences"), run_id, until, a.url_key, article_id, kind,
-                     a.request_id, b.request_id, a.vantage, b.vantage, json.dumps(detail, sort_keys=True)))
-                recorded[kind] = recorded.get(kind, 0) + 1
-    finally:
-        if source is not None:
-            store.conn.execute("PRAGMA foreign_keys = ON")
+    # With a source, the requests and articles referred to are in the other streams' ranges.
+    with references.unchecked(store.conn) if source is not None else nullcontext(), store.transaction() as conn:
+        for a, b, kind, detail, article_id in new:
+            conn.execute(
+                "INSERT INTO vantage_differences (id, run_id, found_at, url_key, article_id, kind, request_a, "
+                "request_b, vantage_a, vantage_b, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (next_id(conn, "vantage_differences"), run_id, until, a.url_key, article_id, kind,
+                 a.request_id, b.request_id, a.vantage, b.vantage, json.dumps(detail, sort_keys=True)))
+            recorded[kind] = recorded.get(kind, 0) + 1
     return Compared(len([a for a in answers if a.started_at >= iso(since)]), len({a.vantage for a in answers}),
                     len(found), recorded, seen)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso_seconds
-from collector.record import compact, schema, shadows, streams, written
+from collector.record import compact, references, schema, shadows, streams, written
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
     file_sha256, file_text, listing_line, listing_parts, read_header, row_digest, row_line,
@@ -59,6 +59,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         check_continues(conn, header, last)
         check_not_elsewhere(conn, out, last)
         own = _own_range(stream)
+        references.check(conn, header["through"], own)  # what a pruned database cannot check as it writes
         if warc_dir is not None:
             _record_warc_files(conn, max(header["through"].get("requests", 0), own[0]), own[1], Path(warc_dir),
                                now, result)

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from collector.record import fold_keys, schema, search
+from collector.record import fold_keys, references, schema, search
 from collector.record.fileformat import APPEND_BY_ID
 from collector.record.streams import next_id
 from collector.errors import RecordWriteError, TakedownWatchError
@@ -60,6 +60,8 @@ class Store:
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
         self.migrate()
+        if references.pruned(self.conn):  # its rows point at rows left out: checked at export (record/references.py)
+            self.conn.execute("PRAGMA foreign_keys = OFF")
 
     # -- schema -------------------------------------------------------------
 

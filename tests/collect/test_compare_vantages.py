@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from collector.cli.main import cli
 from collector.collect.vantages import Answer, pairs
-from collector.record import export, streams
+from collector.record import export, references, streams
 from collector.record.fileformat import ExportError
 from collector.record.merge import rebuild_record
 from collector.record.store import Store
@@ -165,7 +165,7 @@ def test_a_merged_database_is_never_written(tmp_path):
     assert [r[0] for r in sqlite3.connect(merged).execute("SELECT command FROM runs")] == ["run", "run"]
 
 
-def test_a_stream_may_name_another_streams_requests_but_not_a_missing_one_of_its_own(tmp_path):
+def test_a_stream_may_name_another_streams_requests_but_not_a_missing_one_of_its_own(tmp_path, monkeypatch):
     def stream_record(name: str, request_id: int) -> Path:
         store = Store(tmp_path / f"{name}.db")
         with store.transaction() as conn:
@@ -184,7 +184,12 @@ def test_a_stream_may_name_another_streams_requests_but_not_a_missing_one_of_its
 
     elsewhere = stream_record("elsewhere", streams.base("inside-1of1") + 5)
     rebuild_record(elsewhere, tmp_path / "elsewhere-rebuilt.db", stream="vantages")
-    own = stream_record("own", streams.base("vantages") + 999)  # in its own range, and no such request
+    # In its own range, and no such request: the export refuses it (collector/record/references.py) ...
+    with pytest.raises(ExportError, match="request_b = .* is neither held in requests nor in the record"):
+        stream_record("own", streams.base("vantages") + 999)
+    # ... and a record written without that check (by code before it) does not rebuild.
+    monkeypatch.setattr(references, "check", lambda *args: None)
+    own = stream_record("own-unchecked", streams.base("vantages") + 999)
     with pytest.raises(ExportError, match="point at rows the record lacks"):
         rebuild_record(own, tmp_path / "own-rebuilt.db", stream="vantages")
 

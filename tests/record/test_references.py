@@ -1,0 +1,91 @@
+"""A pruned database's rows may point into the record; the export checks every reference before it writes."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+
+import pytest
+
+from collector.collect.level import level
+from collector.publish.history import History
+from collector.record import export, references
+from collector.record.fileformat import ExportError
+from collector.record.rebuild import rebuild
+from collector.record.store import Store
+from tests.collect.test_level import copy, record  # noqa: F401 (record: the fixture)
+from tests.collect.test_revisits import T0
+
+NOW = T0 + timedelta(days=400, hours=72, minutes=1)
+
+
+def new_run(store: Store, started: str) -> int:
+    return store.insert("runs", {"command": "test", "started_at": started, "vantage": "test",
+                                 "software_version": "0", "settings": {}})
+
+
+def submission(store: Store, snapshot: int, run: int) -> int:
+    """Record an archive check of a snapshot (the archive job's, for a capture it submitted before)."""
+    return store.insert("archive_submissions", {"snapshot_id": snapshot, "run_id": run, "kind": "check",
+                                                "url": "http://127.0.0.1/news/old", "status": "success",
+                                                "recorded_at": "2027-02-09T00:00:00.000000Z"})
+
+
+def files(folder) -> list:
+    return sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_pruned_database_points_into_the_record_and_its_export_checks_it(record, tmp_path):  # noqa: F811
+    _host, full, folder, ids = record
+    working = tmp_path / "working.db"
+    copy(full, working)
+    level(working, folder, NOW, History.open(tmp_path / "published"))
+    store, whole = Store(working), Store(full)
+    assert store.one("PRAGMA foreign_keys")[0] == 0 and whole.one("PRAGMA foreign_keys")[0] == 1
+    held = {r[0] for r in store.query("SELECT id FROM snapshots")}
+    left = max(r[0] for r in whole.query("SELECT id FROM snapshots WHERE article_id = ?", (ids["old"],))
+               if r[0] not in held)  # a recheck's snapshot of the quiet article, left out: only the record has it
+    run = new_run(store, "2027-02-09T00:00:00.000000Z")
+    submission(store, left, run)
+    written = export.export_new(store, folder, now=NOW)
+    assert written.rows == {"runs": 1, "archive_submissions": 1}
+    rebuilt = tmp_path / "rebuilt.db"
+    rebuild(folder, rebuilt)  # refuses a row pointing at nothing (PRAGMA foreign_key_check)
+    assert Store(rebuilt).one("SELECT snapshot_id FROM archive_submissions ORDER BY id DESC LIMIT 1")[0] == left
+
+    # A snapshot id the record never had: the full database refuses it as it is written; the pruned one at export.
+    never = whole.one("SELECT MAX(id) FROM snapshots")[0] + 1000
+    with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+        submission(whole, never, new_run(whole, "2027-02-09T01:00:00.000000Z"))
+    bad = submission(store, never, new_run(store, "2027-02-09T01:00:00.000000Z"))
+    before = files(folder)
+    with pytest.raises(ExportError, match=rf"archive_submissions row {bad}: snapshot_id = {never} is neither held"):
+        export.export_new(store, folder, now=NOW + timedelta(hours=1))
+    assert files(folder) == before
+    assert store.one("SELECT COUNT(*) FROM archive_submissions WHERE id = ?", (bad,))[0] == 1  # kept, for a fix
+
+
+def test_a_reference_above_what_the_record_holds_must_be_held(record, tmp_path):  # noqa: F811
+    """An id at or below the record's last is in the record; above it, only a row the database holds will do."""
+    _host, full, _folder, _ids = record
+    store = Store(full)
+    run = new_run(store, "2027-02-09T00:00:00.000000Z")
+    top = store.one("SELECT MAX(id) FROM snapshots")[0]
+    with references.unchecked(store.conn):  # as a bug writing with the keys off would
+        assert store.one("PRAGMA foreign_keys")[0] == 0
+        bad = submission(store, top + 1, run)
+    assert store.one("PRAGMA foreign_keys")[0] == 1  # put back as it was
+    assert references.unresolved(store.conn, {"snapshots": top}, (0, 10**12)) == [
+        f"archive_submissions row {bad}: snapshot_id = {top + 1} is neither held in snapshot_rows nor in the record"]
+    # Through covers it: in the record (a pruned database's case), resolved.
+    assert references.unresolved(store.conn, {"snapshots": top + 1}, (0, 10**12)) == []
+    # Into another stream's range: that stream's to vouch for (a vantage difference), as a rebuild leaves it.
+    assert references.unresolved(store.conn, {"snapshots": top}, (0, top)) == []
+
+
+def test_keys_left_off_stay_off(tmp_path):
+    conn = sqlite3.connect(tmp_path / "x.db")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    with references.unchecked(conn):
+        pass
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 0
