@@ -36,8 +36,8 @@ import inspect
 from pathlib import Path
 
 from collector.parse import textnorm
-from collector.record.fileformat import ExportError, decode_value, read_header, read_lines, repeated_id, row_of
-from collector.record.folder import batches
+from collector.record import reader
+from collector.record.fileformat import ExportError, repeated_id
 
 TABLE = "prune_texts"  # export_compact_texts before migration 19
 CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (text_id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, "
@@ -107,55 +107,20 @@ def compact(conn, text_ids: list[int]) -> None:
 def from_record(folder: str | Path | None, snapshot_id: int, digests) -> tuple[str | None, str | None]:
     """Return (the snapshot's text as the record holds it, None), or (None, why not).
 
-    The export file holding the row is found by the files' id ranges (each
-    header's `after` and `through`), so only headers are read besides it.
+    The export file holding the row is found by the files' id ranges
+    (collector/record/reader.py), so only headers are read besides it.
     """
     if folder is None or not Path(folder).is_dir():
         return None, "no record folder to read the text from"
     try:
-        files = batches(folder, tail=True)
-        text = _text_of(files, snapshot_id, depth=0)
+        text = reader.value(reader.record_files(folder), "snapshots", snapshot_id, "text")
     except ExportError as exc:
         return None, str(exc)
-    if text is None:
+    if text is reader.MISSING:
         return None, f"snapshot {snapshot_id} is in no export file of {folder} checked out here"
     if not matches(digests, text):
         return None, f"the record's text of snapshot {snapshot_id} is not the text its digest was made of"
     return text, None
-
-
-def _text_of(files: list[Path], snapshot_id: int, depth: int) -> str | None:
-    path = _file_holding(files, snapshot_id)
-    if path is None or depth > 64:
-        return None
-    for line in read_lines(path):
-        if line.get("t") != "snapshots" or "r" not in line or line["r"].get("id") != snapshot_id:
-            continue
-        _table, _state, row = row_of(line)
-        value = row.get("text")
-        same = repeated_id(value)
-        if same is not None:
-            return _text_of(files, same, depth + 1)
-        return decode_value(value)
-    return None
-
-
-def _file_holding(files: list[Path], snapshot_id: int) -> Path | None:
-    """Return the file whose snapshots id range holds snapshot_id (binary search on headers), or None."""
-    low, high = 0, len(files) - 1
-    while low <= high:
-        middle = (low + high) // 2
-        header = read_header(files[middle])
-        after = header.get("after", {}).get("snapshots", 0)
-        through = header.get("through", {}).get("snapshots", 0)
-        if snapshot_id <= after:
-            high = middle - 1
-        elif snapshot_id > through:
-            low = middle + 1
-        else:
-            return files[middle]
-    return None
-
 
 
 def resolve_held(conn, row: dict, path: Path) -> dict:

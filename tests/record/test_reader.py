@@ -1,0 +1,69 @@
+"""Any value of any row read back from the record's files, a {"$same"} chain followed across files to its value."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from collector.record import export, reader
+from collector.record.fileformat import ENTRY_TABLE, REPEATS, ExportError, read_lines
+from collector.record.store import Store
+from tests.record.test_export import DAY, TEXT, _article, _run, _snapshot
+
+EDITED = TEXT + " সংশোধিত।"
+
+
+@pytest.fixture
+def chained(tmp_path):
+    """Return (database, record files): one article's five snapshots over five files, its text edited once."""
+    store = Store(tmp_path / "db.sqlite")
+    run = _run(store)
+    article = _article(store, run, 0)
+    _snapshot(store, run, article, TEXT)
+    folder = tmp_path / "record"
+    export.export_new(store, folder, now=DAY)
+    for hour, text in enumerate((TEXT, EDITED, EDITED, EDITED), start=1):
+        run = _run(store, DAY + timedelta(hours=hour))
+        _snapshot(store, run, article, text, purpose="recheck")
+        export.export_new(store, folder, now=DAY + timedelta(hours=hour))
+    yield store, reader.record_files(folder)
+    store.conn.close()
+
+
+def test_every_repeated_value_reads_back_as_the_database_holds_it(chained):
+    store, files = chained
+    assert len(files) == 5
+    written = [line for path in files for line in read_lines(path) if line.get("t") == "snapshots"]
+    assert [line["r"]["text"] for line in written][1:] == [{"$same": 1}, EDITED, {"$same": 3}, {"$same": 4}]
+    for table in ("snapshots", "runs"):
+        for held in store.query(f"SELECT * FROM {table}"):
+            for column in [*REPEATS[table], "id"]:
+                value = reader.value(files, table, held["id"], column)
+                expected = held[column]
+                if isinstance(value, (dict, list)):  # a JSON column: the line holds it decoded
+                    value = json.dumps(value, sort_keys=True)
+                    expected = json.dumps(json.loads(expected), sort_keys=True)
+                assert value == expected, (table, held["id"], column)
+    assert reader.row(files, "snapshots", 5)["text"] == {"$same": 4}  # as the line holds it
+
+
+def test_what_the_record_does_not_hold_is_missing_never_a_guess(chained, monkeypatch):
+    _store, files = chained
+    assert reader.value(files, "snapshots", 6, "text") is reader.MISSING  # past the last file
+    assert reader.value(files, "snapshots", 2, "no_such_column") is reader.MISSING
+    assert reader.value(files[3:], "snapshots", 5, "text") is reader.MISSING  # its chain leads before the checkout
+    assert reader.value(files[2:], "snapshots", 5, "text") == EDITED  # ... unless it ends inside it
+    monkeypatch.setattr(reader, "MAX_CHAIN", 1)
+    assert reader.value(files, "snapshots", 5, "text") is reader.MISSING  # 5 -> 4 -> 3: longer than allowed
+    assert reader.value(files, "snapshots", 4, "text") == EDITED
+    with pytest.raises(ExportError, match="parts of their listing"):
+        reader.row(files, ENTRY_TABLE, 1)
+
+
+def test_the_file_holding_a_row_is_found_by_headers(chained):
+    _store, files = chained
+    assert [reader.file_holding(files, "snapshots", i) for i in range(1, 6)] == files
+    assert reader.file_holding(files, "snapshots", 0) is None
+    assert reader.file_holding(files, "checks", 1) is None  # a table no file holds
