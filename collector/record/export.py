@@ -59,7 +59,6 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         check_continues(conn, header, last)
         check_not_elsewhere(conn, out, last)
         own = _own_range(stream)
-        references.check(conn, header["through"], own)  # what a pruned database cannot check as it writes
         if warc_dir is not None:
             _record_warc_files(conn, max(header["through"].get("requests", 0), own[0]), own[1], Path(warc_dir),
                                now, result)
@@ -84,6 +83,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
             if last is not None:  # the shadows now hold what the folder holds
                 shadows.set_head(conn, last.relative_to(out).as_posix(), previous_sha)
             return result
+        references.check(conn, header["through"], own, changed)  # what a pruned database cannot check as it writes
         seq = header["batch"] + 1
         # A clock behind the last file's day (a replay with --now) must not file a later export earlier.
         day = max(f"{now:%Y/%m/%d}", last.relative_to(out).as_posix()[:10] if last else "")

@@ -11,8 +11,10 @@ row, read the same way; a chain is followed to its end.
 
 Nothing here guesses: a row in no file checked out, or a chain that does not end,
 is "not found", and the caller says why it cannot compare (and tries again).
-Rows of the listings' entries are written as parts (ENTRY_TABLE) and are not
-read here.
+Only the tables exported by id are read (their rows are "r" lines, and each
+header gives their id range), and of those not the listings' entries, which
+are written as parts of their listing's line (ENTRY_TABLE). A state table's
+rows (the capture queue, outlets: "u" lines, keyed otherwise) are not here.
 """
 
 from __future__ import annotations

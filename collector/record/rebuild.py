@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from collector.record import compact, dormant, shadows
+from collector.record import compact, dormant, references, shadows
 from collector.record.export import check_continues
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_entries,
@@ -144,22 +144,13 @@ def _replay(db_path, files: list[Path], *, check_references: bool,
     return counts
 
 
-# Rows that may point at rows of other streams: a comparison of every stream's answers
-# (collector/collect/vantages.py) names requests and articles other jobs recorded, and the archive
-# job's submissions (its stream follows every stream: collector/record/follow.py) name the captures
-# of every collect job. A rebuild of the referring stream alone lets such a reference be when the row
-# it names lies in another stream's range; the merge of every stream checks that it is there.
-CROSS_STREAM = {"vantage_differences": {"request_a", "request_b", "article_id"},
-                "archive_submissions": {"snapshot_id"}}
-
-
 def _other_stream(conn, problem) -> bool:
     """Return True for a foreign-key problem that is a permitted reference into another stream's range."""
     table, rowid, _parent, fkid = problem
-    if table not in CROSS_STREAM or rowid is None:
+    if table not in references.CROSS_STREAM or rowid is None:
         return False
     cols = [r[3] for r in conn.execute(f'PRAGMA foreign_key_list("{table}")') if r[0] == fkid]
-    if len(cols) != 1 or cols[0] not in CROSS_STREAM[table]:
+    if len(cols) != 1 or cols[0] not in references.CROSS_STREAM[table]:
         return False
     value = conn.execute(f'SELECT "{cols[0]}" FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone()[0]
     return isinstance(value, int) and not in_range(stream_of(conn), value)

@@ -12,11 +12,14 @@ database is opened with its foreign keys off (collector/record/store.py) and eve
 row an export is about to write is checked here first (`check`, from
 collector/record/export.py): the record never gains a row pointing at nothing.
 
-A reference into another stream's range is that stream's to vouch for (a vantage
-difference names the other vantage's request, collector/collect/vantages.py), as a
-rebuild leaves it too (collector/record/rebuild.py). A reference to a table the
-record does not export by id (outlet groups, the stored texts and values) must be
-held: pruning keeps those as they are needed.
+Only the references CROSS_STREAM names may point into another stream's range
+(a vantage difference names the other vantages' requests, the archive job's
+submissions name every collect job's captures): that stream vouches for the row,
+as a rebuild of the referring stream alone lets it be (collector/record/rebuild.py);
+the merge of every stream checks that it is there. Any other reference outside the
+stream's own range, or one that is not an integer, must be held. A reference to a
+table the record does not export by id (outlet groups, the stored texts and values)
+must be held too: pruning keeps those a new row can name.
 """
 
 from __future__ import annotations
@@ -27,10 +30,17 @@ from typing import Iterator
 
 from collector.record import schema, shadows
 from collector.record.fileformat import ExportError
-from collector.record.tables import appended_by_id, record_tables
+from collector.record.tables import appended_by_id, key_columns, record_tables
 
 _VIEWS = {storage: view for view, storage in schema.VIEW_ROWS.items()}  # storage table -> the record's name
 SHOWN = 5  # unresolved references named in a refusal
+# Rows that may point at rows of other streams: a comparison of every stream's answers
+# (collector/collect/vantages.py) names requests and articles other jobs recorded, and the archive
+# job's submissions (its stream follows every stream: collector/record/follow.py) name the captures
+# of every collect job. A rebuild of the referring stream alone lets such a reference be when the row
+# it names lies in another stream's range; the merge of every stream checks that it is there.
+CROSS_STREAM = {"vantage_differences": {"request_a", "request_b", "article_id"},
+                "archive_submissions": {"snapshot_id"}}
 
 
 def pruned(conn: sqlite3.Connection) -> bool:
@@ -49,12 +59,13 @@ def unchecked(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute(f"PRAGMA foreign_keys = {'ON' if was else 'OFF'}")
 
 
-def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int, int]) -> list[str]:
+def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int, int],
+               changed: dict[str, list[dict]] | None = None) -> list[str]:
     """Return the references (at most SHOWN) of the rows an export would write that resolve against nothing.
 
     `through`: the last id of each table the record holds (the last file's header); `own`: (low, high], the
     stream's id range. The rows checked are those of the stream's range above `through` in the tables exported
-    by id, and every row of the tables exported whole (state tables: what the export compares with its shadow).
+    by id, and the rows of state tables in `changed` (what the export writes of them: rows unlike their shadow).
     """
     low, high = own
     found: list[str] = []
@@ -62,30 +73,47 @@ def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int
     for table in tables:
         storage = schema.VIEW_ROWS.get(table, table)
         by_id = appended_by_id(conn, table)
-        rows = "c.id > :after AND c.id > :low AND c.id <= :high" if by_id else "1"
+        if not by_id and not (changed or {}).get(table):
+            continue
         for ref in conn.execute(f'PRAGMA foreign_key_list("{storage}")').fetchall():
             column, parent, key = ref[3], ref[2], ref[4] or "id"
             name = _VIEWS.get(parent, parent)
             exported = name in tables and appended_by_id(conn, name)
-            # An integer reference into the stream's own range; at or below `through` it is in the record.
-            record = ("AND c.\"{c}\" > :low AND c.\"{c}\" <= :high AND c.\"{c}\" > :parent_through"
-                      if exported else "").format(c=column)
-            sql = (f'SELECT c.rowid, c."{column}" FROM "{storage}" c WHERE {rows} AND c."{column}" IS NOT NULL '
-                   f'{record} AND NOT EXISTS (SELECT 1 FROM "{parent}" p WHERE p."{key}" = c."{column}") '
-                   f"LIMIT {SHOWN}")
-            params = {"after": max(through.get(table, 0), low), "low": low, "high": high,
+            cross = column in CROSS_STREAM.get(table, ())
+            params = {"after": max(through.get(table, 0), low), "high": high, "low": low,
                       "parent_through": max(through.get(name, 0), low)}
-            for rowid, value in conn.execute(sql, params):
-                found.append(f"{table} row {rowid}: {column} = {value!r} is neither held in {parent} "
-                             f"nor in the record")
+            test = _unresolved_sql(parent, key, exported, cross)
+            if by_id:
+                value = f'c."{column}"'
+                sql = (f'SELECT c.id, {value} FROM "{storage}" c WHERE c.id > :after AND c.id <= :high '
+                       f"AND {test.format(v=value)} LIMIT {SHOWN}")
+                rows = [(f"{table} row {i}", v) for i, v in conn.execute(sql, params)]
+            else:
+                keys = key_columns(conn, table)
+                one = f"SELECT {test.format(v=':v')}"
+                rows = [(f"{table} row {', '.join(f'{k} = {row.get(k)!r}' for k in keys)}", row.get(column))
+                        for row in changed[table] if conn.execute(one, {**params, "v": row.get(column)}).fetchone()[0]]
+            for where, value in rows:
+                found.append(f"{where}: {column} = {value!r} is neither held in {parent} nor in the record")
                 if len(found) >= SHOWN:
                     return found
     return found
 
 
-def check(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int, int]) -> None:
+def _unresolved_sql(parent: str, key: str, exported: bool, cross: bool) -> str:
+    """Return the SQL test, over a value `{v}`, of a reference that resolves against nothing."""
+    resolved = [f'EXISTS (SELECT 1 FROM "{parent}" p WHERE p."{key}" = {{v}})']
+    if exported:  # in the stream's range at or below what the record holds of the parent: in the record
+        resolved.append("(typeof({v}) = 'integer' AND {v} > :low AND {v} <= :parent_through)")
+    if cross:  # another stream's row: that stream vouches for it
+        resolved.append("(typeof({v}) = 'integer' AND ({v} <= :low OR {v} > :high))")
+    return f"{{v}} IS NOT NULL AND NOT ({' OR '.join(resolved)})"
+
+
+def check(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int, int],
+          changed: dict[str, list[dict]] | None = None) -> None:
     """Raise ExportError when a row about to be exported points at a row neither held nor in the record."""
-    problems = unresolved(conn, through, own)
+    problems = unresolved(conn, through, own, changed)
     if problems:
         raise ExportError("export refused: rows point at rows neither the database nor the record holds: "
                           + "; ".join(problems) + ". Nothing was written; the rows stay for a fix and a "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -40,12 +39,7 @@ def test_every_repeated_value_reads_back_as_the_database_holds_it(chained):
     for table in ("snapshots", "runs"):
         for held in store.query(f"SELECT * FROM {table}"):
             for column in [*REPEATS[table], "id"]:
-                value = reader.value(files, table, held["id"], column)
-                expected = held[column]
-                if isinstance(value, (dict, list)):  # a JSON column: the line holds it decoded
-                    value = json.dumps(value, sort_keys=True)
-                    expected = json.dumps(json.loads(expected), sort_keys=True)
-                assert value == expected, (table, held["id"], column)
+                assert reader.value(files, table, held["id"], column) == held[column], (table, held["id"], column)
     assert reader.row(files, "snapshots", 5)["text"] == {"$same": 4}  # as the line holds it
 
 

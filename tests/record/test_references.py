@@ -79,8 +79,41 @@ def test_a_reference_above_what_the_record_holds_must_be_held(record, tmp_path):
         f"archive_submissions row {bad}: snapshot_id = {top + 1} is neither held in snapshot_rows nor in the record"]
     # Through covers it: in the record (a pruned database's case), resolved.
     assert references.unresolved(store.conn, {"snapshots": top + 1}, (0, 10**12)) == []
-    # Into another stream's range: that stream's to vouch for (a vantage difference), as a rebuild leaves it.
-    assert references.unresolved(store.conn, {"snapshots": top}, (0, top)) == []
+
+
+def test_only_the_references_a_rebuild_permits_may_point_into_another_streams_range(record, tmp_path):  # noqa: F811
+    """A submission's snapshot may be another stream's (references.CROSS_STREAM, as a rebuild); its run may not, nor a text."""
+    _host, full, _folder, _ids = record
+    store = Store(full)
+    run = new_run(store, "2027-02-09T00:00:00.000000Z")
+    top = store.one("SELECT MAX(id) FROM snapshots")[0]
+    with references.unchecked(store.conn):
+        bad = submission(store, top + 1, run)
+        assert bad <= top  # inside the range (0, top] below, so the row itself is checked
+        ours = (0, top)  # the stream's range ends at `top`: snapshot top + 1 is another stream's
+        assert references.unresolved(store.conn, {}, ours) == []
+        other = submission(store, 1, top + 7)  # a run in another stream's range: a rebuild refuses it
+        assert other <= top
+        assert references.unresolved(store.conn, {}, ours) == [
+            f"archive_submissions row {other}: run_id = {top + 7} is neither held in runs nor in the record"]
+        text = submission(store, "one", run)  # not an integer (a TEXT column affinity keeps): held or nothing
+        assert f"archive_submissions row {text}: snapshot_id = 'one' is neither held" in "; ".join(
+            references.unresolved(store.conn, {"snapshots": top, "runs": top}, ours))
+
+
+def test_a_state_rows_references_are_checked_when_it_is_written(record, tmp_path):  # noqa: F811
+    """A queue row changed since the last export is checked as it is exported; the others, written before, not."""
+    _host, full, folder, _ids = record
+    store = Store(full)
+    never = store.one("SELECT MAX(id) FROM articles")[0] + 1000
+    run = new_run(store, "2027-02-09T00:00:00.000000Z")
+    with references.unchecked(store.conn):
+        store.insert("capture_queue", {"url_key": "https://o.test/x", "url": "https://o.test/x", "outlet_id": "alpha",
+                                       "article_id": never, "reason": "recent", "queued_at": "2027-02-09T00:00:00Z",
+                                       "queued_run": run})
+    with pytest.raises(ExportError, match=rf"capture_queue row url_key = 'https://o.test/x': article_id = {never} "
+                                          "is neither held in articles nor in the record"):
+        export.export_new(store, folder, now=NOW)
 
 
 def test_keys_left_off_stay_off(tmp_path):
