@@ -16,7 +16,9 @@ Only the references CROSS_STREAM names may point into another stream's range
 (a vantage difference names the other vantages' requests, the archive job's
 submissions name every collect job's captures): that stream vouches for the row,
 as a rebuild of the referring stream alone lets it be (collector/record/rebuild.py);
-the merge of every stream checks that it is there. Any other reference outside the
+the merge of every stream checks that it is there. A database that follows a stream
+(sync_followed: collector/record/follow.py) knows that stream's record up to the
+last id it followed, so there an id above it must be held. Any other reference outside the
 stream's own range, or one that is not an integer, must be held. A reference to a
 table the record does not export by id (outlet groups, the stored texts and values)
 must be held too: pruning keeps those a new row can name.
@@ -28,7 +30,8 @@ import sqlite3
 from contextlib import contextmanager
 from typing import Iterator
 
-from collector.record import schema, shadows
+from collector import settings
+from collector.record import schema, shadows, streams
 from collector.record.fileformat import ExportError
 from collector.record.tables import appended_by_id, key_columns, record_tables
 
@@ -70,6 +73,7 @@ def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int
     low, high = own
     found: list[str] = []
     tables = record_tables(conn)
+    followed = _followed(conn)
     for table in tables:
         storage = schema.VIEW_ROWS.get(table, table)
         by_id = appended_by_id(conn, table)
@@ -82,7 +86,7 @@ def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int
             cross = column in CROSS_STREAM.get(table, ())
             params = {"after": max(through.get(table, 0), low), "high": high, "low": low,
                       "parent_through": max(through.get(name, 0), low)}
-            test = _unresolved_sql(parent, key, exported, cross)
+            test = _unresolved_sql(parent, key, exported, followed.get(name, []) if cross else None)
             if by_id:
                 value = f'c."{column}"'
                 sql = (f'SELECT c.id, {value} FROM "{storage}" c WHERE c.id > :after AND c.id <= :high '
@@ -100,14 +104,34 @@ def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int
     return found
 
 
-def _unresolved_sql(parent: str, key: str, exported: bool, cross: bool) -> str:
-    """Return the SQL test, over a value `{v}`, of a reference that resolves against nothing."""
+def _unresolved_sql(parent: str, key: str, exported: bool, cross: list | None) -> str:
+    """Return the SQL test, over a value `{v}`, of a reference that resolves against nothing.
+
+    `cross`: None, or the reference may point into another stream's range: then the ranges of the streams the
+    database follows (none but a follower's), each (low, through, high), in which an id above `through` must
+    be held.
+    """
     resolved = [f'EXISTS (SELECT 1 FROM "{parent}" p WHERE p."{key}" = {{v}})']
     if exported:  # in the stream's range at or below what the record holds of the parent: in the record
         resolved.append("(typeof({v}) = 'integer' AND {v} > :low AND {v} <= :parent_through)")
-    if cross:  # another stream's row: that stream vouches for it
-        resolved.append("(typeof({v}) = 'integer' AND ({v} <= :low OR {v} > :high))")
+    if cross is not None:  # another stream's row: that stream vouches for it, unless a followed one's not followed
+        ahead = "".join(f" AND NOT ({{v}} > {int(t)} AND {{v}} <= {int(h)})" for _low, t, h in cross)
+        resolved.append(f"(typeof({{v}}) = 'integer' AND ({{v}} <= :low OR {{v}} > :high){ahead})")
     return f"{{v}} IS NOT NULL AND NOT ({' OR '.join(resolved)})"
+
+
+def _followed(conn: sqlite3.Connection) -> dict[str, list[tuple[int, int, int]]]:
+    """Return, per table, each followed stream's (low, through, high): what a follower holds of each stream
+    (collector/record/follow.py): its rows up to `through`, held or in that stream's record."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (streams.FOLLOWED_TABLE,)).fetchone():
+        return {}
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    for stream, table, through in conn.execute(
+            f"SELECT stream, table_name, through FROM {streams.FOLLOWED_TABLE} WHERE table_name != ''"):
+        low = streams.base(stream or None)
+        out.setdefault(table, []).append((low, max(int(through), low), low + settings.STREAM_ID_RANGE))
+    return out
 
 
 def check(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int, int],

@@ -9,7 +9,8 @@ import pytest
 
 from collector.collect.level import level
 from collector.publish.history import History
-from collector.record import export, references
+from collector import settings
+from collector.record import export, references, streams
 from collector.record.fileformat import ExportError
 from collector.record.rebuild import rebuild
 from collector.record.store import Store
@@ -99,6 +100,24 @@ def test_only_the_references_a_rebuild_permits_may_point_into_another_streams_ra
         text = submission(store, "one", run)  # not an integer (a TEXT column affinity keeps): held or nothing
         assert f"archive_submissions row {text}: snapshot_id = 'one' is neither held" in "; ".join(
             references.unresolved(store.conn, {"snapshots": top, "runs": top}, ours))
+
+
+def test_a_follower_checks_another_streams_reference_against_what_it_followed(record, tmp_path):  # noqa: F811
+    """A database that follows a stream holds its rows up to what it followed: above that, an id must be held."""
+    _host, full, _folder, _ids = record
+    store = Store(full)
+    run = new_run(store, "2027-02-09T00:00:00.000000Z")
+    low = streams.base("inside-1of1")
+    with references.unchecked(store.conn):
+        followed = submission(store, low + 40, run)  # in the stream's record (followed through low + 50)
+        ahead = submission(store, low + 60, run)  # beyond what was followed, and not held
+    ours = (0, settings.STREAM_ID_RANGE)
+    assert references.unresolved(store.conn, {}, ours) == []  # a stream it does not follow vouches for both
+    store.execute(f"INSERT INTO {streams.FOLLOWED_TABLE} (stream, table_name, through) VALUES (?, ?, ?)",
+                  ("inside-1of1", "snapshots", low + 50))
+    assert references.unresolved(store.conn, {}, ours) == [
+        f"archive_submissions row {ahead}: snapshot_id = {low + 60} is neither held in snapshot_rows nor in the record"]
+    assert followed < ahead
 
 
 def test_a_state_rows_references_are_checked_when_it_is_written(record, tmp_path):  # noqa: F811
