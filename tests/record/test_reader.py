@@ -8,27 +8,21 @@ import pytest
 
 from collector.record import export, reader
 from collector.record.fileformat import ENTRY_TABLE, REPEATS, ExportError, read_lines
-from collector.record.store import Store
-from tests.record.test_export import DAY, TEXT, _article, _run, _snapshot
+from tests.record.test_export import DAY, TEXT, _run, _snapshot, small  # noqa: F401 (small: the fixture)
 
 EDITED = TEXT + " সংশোধিত।"
 
 
 @pytest.fixture
-def chained(tmp_path):
+def chained(small):  # noqa: F811
     """Return (database, record files): one article's five snapshots over five files, its text edited once."""
-    store = Store(tmp_path / "db.sqlite")
-    run = _run(store)
-    article = _article(store, run, 0)
-    _snapshot(store, run, article, TEXT)
-    folder = tmp_path / "record"
+    store, article, folder = small
     export.export_new(store, folder, now=DAY)
     for hour, text in enumerate((TEXT, EDITED, EDITED, EDITED), start=1):
         run = _run(store, DAY + timedelta(hours=hour))
         _snapshot(store, run, article, text, purpose="recheck")
         export.export_new(store, folder, now=DAY + timedelta(hours=hour))
-    yield store, reader.record_files(folder)
-    store.conn.close()
+    return store, reader.record_files(folder)
 
 
 def test_every_repeated_value_reads_back_as_the_database_holds_it(chained):
