@@ -13,7 +13,7 @@ from collector.record.fileformat import (
 )
 from collector.record.folder import batches, chain, continues, read_ahead, record_name, verify
 from collector.record.store import Store
-from collector.record.streams import in_range, set_stream, stream_of
+from collector.record.streams import in_range, in_some_stream, set_stream, stream_of
 from collector.record.tables import appended_by_id, columns, key_columns, record_tables
 
 
@@ -153,7 +153,7 @@ def _other_stream(conn, problem) -> bool:
     if len(cols) != 1 or cols[0] not in references.CROSS_STREAM[table]:
         return False
     value = conn.execute(f'SELECT "{cols[0]}" FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone()[0]
-    return isinstance(value, int) and not in_range(stream_of(conn), value)
+    return isinstance(value, int) and in_some_stream(value) and not in_range(stream_of(conn), value)
 
 
 def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = None) -> None:

@@ -90,11 +90,11 @@ def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int
             if by_id:
                 value = f'c."{column}"'
                 sql = (f'SELECT c.id, {value} FROM "{storage}" c WHERE c.id > :after AND c.id <= :high '
-                       f"AND {test.format(v=value)} LIMIT {SHOWN}")
+                       f"AND {test.replace('{v}', value)} LIMIT {SHOWN}")
                 rows = [(f"{table} row {i}", v) for i, v in conn.execute(sql, params)]
             else:
                 keys = key_columns(conn, table)
-                one = f"SELECT {test.format(v=':v')}"
+                one = f"SELECT {test.replace('{v}', ':v')}"
                 rows = [(f"{table} row {', '.join(f'{k} = {row.get(k)!r}' for k in keys)}", row.get(column))
                         for row in changed[table] if conn.execute(one, {**params, "v": row.get(column)}).fetchone()[0]]
             for where, value in rows:
@@ -116,7 +116,8 @@ def _unresolved_sql(parent: str, key: str, exported: bool, cross: list | None) -
         resolved.append("(typeof({v}) = 'integer' AND {v} > :low AND {v} <= :parent_through)")
     if cross is not None:  # another stream's row: that stream vouches for it, unless a followed one's not followed
         ahead = "".join(f" AND NOT ({{v}} > {int(t)} AND {{v}} <= {int(h)})" for _low, t, h in cross)
-        resolved.append(f"(typeof({{v}}) = 'integer' AND ({{v}} <= :low OR {{v}} > :high){ahead})")
+        resolved.append(f"(typeof({{v}}) = 'integer' AND {{v}} > 0 AND {{v}} <= {streams.TOP} "
+                        f"AND ({{v}} <= :low OR {{v}} > :high){ahead})")
     return f"{{v}} IS NOT NULL AND NOT ({' OR '.join(resolved)})"
 
 

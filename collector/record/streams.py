@@ -97,6 +97,14 @@ def base(name: str | None) -> int:
     return (digest % (settings.STREAM_RANGES - 1) + 1) * settings.STREAM_ID_RANGE
 
 
+TOP = settings.STREAM_RANGES * settings.STREAM_ID_RANGE  # the last id of the last stream's range
+
+
+def in_some_stream(row_id: int) -> bool:
+    """Return True when row_id lies in some stream's range (the default's or a named one's)."""
+    return 0 < row_id <= TOP
+
+
 def in_range(name: str | None, row_id: int) -> bool:
     """Return True when row_id lies in the stream's range."""
     low = base(name)

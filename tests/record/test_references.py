@@ -10,10 +10,12 @@ import pytest
 from collector.collect.level import level
 from collector.publish.history import History
 from collector import settings
-from collector.record import export, references, streams
+from collector.record import export, references, shadows, streams
 from collector.record.fileformat import ExportError
+from collector.record.follow import tops
 from collector.record.rebuild import rebuild
 from collector.record.store import Store
+from collector.record.tables import record_tables
 from tests.collect.test_level import copy, record  # noqa: F401 (record: the fixture)
 from tests.collect.test_revisits import T0
 
@@ -97,9 +99,12 @@ def test_only_the_references_a_rebuild_permits_may_point_into_another_streams_ra
         assert other <= top
         assert references.unresolved(store.conn, {}, ours) == [
             f"archive_submissions row {other}: run_id = {top + 7} is neither held in runs nor in the record"]
-        text = submission(store, "one", run)  # not an integer (a TEXT column affinity keeps): held or nothing
+        text = submission(store, "one", run)  # not an integer (an INTEGER column keeps such text): held or nothing
         assert f"archive_submissions row {text}: snapshot_id = 'one' is neither held" in "; ".join(
             references.unresolved(store.conn, {"snapshots": top, "runs": top}, ours))
+        nowhere = [submission(store, v, run) for v in (0, -3, streams.TOP + 1)]  # in no stream's range
+        problems = "; ".join(references.unresolved(store.conn, {"snapshots": top, "runs": top}, ours))
+        assert all(f"archive_submissions row {i}: snapshot_id" in problems for i in nowhere)
 
 
 def test_a_follower_checks_another_streams_reference_against_what_it_followed(record, tmp_path):  # noqa: F811
@@ -109,15 +114,26 @@ def test_a_follower_checks_another_streams_reference_against_what_it_followed(re
     run = new_run(store, "2027-02-09T00:00:00.000000Z")
     low = streams.base("inside-1of1")
     with references.unchecked(store.conn):
-        followed = submission(store, low + 40, run)  # in the stream's record (followed through low + 50)
-        ahead = submission(store, low + 60, run)  # beyond what was followed, and not held
+        followed = [submission(store, low + n, run) for n in (40, 50)]  # in its record (followed through low + 50)
+        ahead = submission(store, low + 51, run)  # beyond what was followed, and not held
     ours = (0, settings.STREAM_ID_RANGE)
     assert references.unresolved(store.conn, {}, ours) == []  # a stream it does not follow vouches for both
+    # What a follower writes of each stream it follows (follow.py `tops`: the record's table names).
     store.execute(f"INSERT INTO {streams.FOLLOWED_TABLE} (stream, table_name, through) VALUES (?, ?, ?)",
                   ("inside-1of1", "snapshots", low + 50))
     assert references.unresolved(store.conn, {}, ours) == [
-        f"archive_submissions row {ahead}: snapshot_id = {low + 60} is neither held in snapshot_rows nor in the record"]
-    assert followed < ahead
+        f"archive_submissions row {ahead}: snapshot_id = {low + 51} is neither held in snapshot_rows nor in the record"]
+    assert max(followed) < ahead
+    assert "snapshots" in record_tables(store.conn)  # the name follow.py writes the mark under
+
+
+def test_follow_marks_the_record_tables_names(record, tmp_path):  # noqa: F811
+    """sync_followed is written under the record's table names (a view's, not its storage table's): those
+    `_followed` looks a parent up by."""
+    _host, full, _folder, _ids = record
+    marks = tops(full)
+    assert marks["snapshots"] == Store(full).one("SELECT MAX(id) FROM snapshot_rows")[0] > 0
+    assert "snapshot_rows" not in marks
 
 
 def test_a_state_rows_references_are_checked_when_it_is_written(record, tmp_path):  # noqa: F811
@@ -130,9 +146,15 @@ def test_a_state_rows_references_are_checked_when_it_is_written(record, tmp_path
         store.insert("capture_queue", {"url_key": "https://o.test/x", "url": "https://o.test/x", "outlet_id": "alpha",
                                        "article_id": never, "reason": "recent", "queued_at": "2027-02-09T00:00:00Z",
                                        "queued_run": run})
+    head, notes = shadows.head(store.conn), store.query("SELECT * FROM export_written")
     with pytest.raises(ExportError, match=rf"capture_queue row url_key = 'https://o.test/x': article_id = {never} "
                                           "is neither held in articles nor in the record"):
         export.export_new(store, folder, now=NOW)
+    # Nothing of the refused export stays: its shadows, head and the files its job may sign are as they were.
+    assert shadows.head(store.conn) == head and store.query("SELECT * FROM export_written") == notes
+    assert shadows.changed_rows(store.conn, "capture_queue")[0]["url_key"] == "https://o.test/x"
+    # A state row not written by this export (its shadow holds it as it is) is not checked again.
+    assert references.unresolved(store.conn, {}, (0, settings.STREAM_ID_RANGE), {"capture_queue": []}) == []
 
 
 def test_keys_left_off_stay_off(tmp_path):
