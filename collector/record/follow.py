@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from collector import settings
-from collector.record import merge, schema, shadows, streams, written as own_files
+from collector.record import merge, references, schema, shadows, streams, written as own_files
 from collector.record.fileformat import ExportError, file_sha256, read_header
 from collector.record.folder import batches, chain, last_batch, record_name
 from collector.record.rebuild import Progress, rebuild, resume
@@ -206,7 +206,7 @@ def levelled(part: Path) -> bool:
     """Return True when a stream's own database was pruned (collect/follow_level.py): it lacks rows."""
     conn = sqlite3.connect(part)
     try:
-        return shadows.levelled_at(conn) is not None
+        return references.pruned(conn)
     finally:
         conn.close()
 

@@ -73,16 +73,17 @@ def unresolved(conn: sqlite3.Connection, through: dict[str, int], own: tuple[int
     low, high = own
     found: list[str] = []
     tables = record_tables(conn)
+    by_ids = {t for t in tables if appended_by_id(conn, t)}
     followed = _followed(conn)
     for table in tables:
         storage = schema.VIEW_ROWS.get(table, table)
-        by_id = appended_by_id(conn, table)
+        by_id = table in by_ids
         if not by_id and not (changed or {}).get(table):
             continue
         for ref in conn.execute(f'PRAGMA foreign_key_list("{storage}")').fetchall():
             column, parent, key = ref[3], ref[2], ref[4] or "id"
             name = _VIEWS.get(parent, parent)
-            exported = name in tables and appended_by_id(conn, name)
+            exported = name in by_ids
             cross = column in CROSS_STREAM.get(table, ())
             params = {"after": max(through.get(table, 0), low), "high": high, "low": low,
                       "parent_through": max(through.get(name, 0), low)}
