@@ -14,7 +14,7 @@ than the last save of its prefix: that job rebuilds from the record.
 
 The entries' sizes are the databases' measured sizes at 40 outlets, the largest between two prunings
 ("4 hours later"), uncompressed (actions/cache stores a zstd tar: an upper bound), read off the
-README's tables: the working database (`bench/working_db.py --days 730 --outlets 40 100 --level-on
+README's tables: the working database (`bench/working_db.py --days 730 --outlets 40 100 --prune-on
 729`), the pages job's follower (`bench/follower_db.py --days 730 --outlets 40 100`), and the archive
 job's follower (`bench/follower_db.py --days 400 --outlets 40 --archive`: 2.14 GiB at most by day 365,
 scaled over the days as the pages follower grows). A follower follows its period's record repository

@@ -12,10 +12,10 @@ archive stream's, a stream's database beside the others, pruned alike.
 
 On days 30, 100, 200, 365, 500 and 730 (and the last) a database that follows the record
 (`export follow`, collector/record/follow.py) is brought in sync with it and pruned as
-follow_database.sh does every 4 hours (collector/collect/follow_level.py, with the pages job's
+follow_database.sh does every 4 hours (collector/collect/follow_prune.py, with the pages job's
 --for-figures, which keeps the most: the running aggregates a release still reads, the periods
 closed by then published first as pages.yml does, each release checked equal, line for line, to the
-one the full database makes; with --archive, the archive job's, without them). --level-every hours later a copy of it follows the record again,
+one the full database makes; with --archive, the archive job's, without them). --prune-every hours later a copy of it follows the record again,
 which is the largest it gets between prunings, and is pruned: the follow and pruning a job then does,
 timed. The sizes are of the merged database and its streams' own databases beside it together.
 Sizes and times scale with the outlets as bench/working_db.py's do; the rows every job writes
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import storage_growth as growth  # noqa: E402  (the hourly simulation)
 import working_db  # noqa: E402  (its revisits, each finding the page; the per-job tables)
-from collector.collect.follow_level import level_followed  # noqa: E402
+from collector.collect.follow_prune import prune_followed  # noqa: E402
 from collector.publish.history import History  # noqa: E402
 from collector.publish.release import release  # noqa: E402
 from collector.record import export, shadows  # noqa: E402
@@ -101,7 +101,7 @@ def tally_bytes(db: Path) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     working_db.simulation_arguments(parser)
-    parser.add_argument("--level-every", type=int, default=4, choices=range(1, 24), metavar="HOURS",
+    parser.add_argument("--prune-every", type=int, default=4, choices=range(1, 24), metavar="HOURS",
                         help="hours between prunings, as follow_database.sh's PRUNE_EVERY_HOURS (default 4)")
     parser.add_argument("--archive", action="store_true",
                         help="the archive job's follower instead: no release, no figures' rows kept (archive.yml)")
@@ -132,10 +132,10 @@ def main() -> None:
                 follow(follower, record)
                 if not args.archive:
                     compared = publish(follower, published, now, db)
-                caught_up = level_followed(follower, record, args.level_every, now=now,
+                caught_up = prune_followed(follower, record, args.prune_every, now=now,
                                            history=History.open(published), figures=not args.archive)
                 assert caught_up.skipped is None, caught_up.skipped
-                levelled = measure(follower)
+                pruned = measure(follower)
                 done_periods = History.open(published).periods()
                 store_f = Store(follower)
                 try:
@@ -147,20 +147,20 @@ def main() -> None:
                       f"{'' if args.archive else '; ' + compared}); a release could compute figures from "
                       f"{kept_from}; merged database {merged / MIB:,.1f} MiB simulated, its aggregates "
                       f"{tallied / MIB:,.2f} MiB", flush=True)
-            if measured and hour == args.level_every:  # a job --level-every hours on
+            if measured and hour == args.prune_every:  # a job --prune-every hours on
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
                 copy_follower(follower, later)
                 t = time.monotonic()
                 follow(later, record)
                 grown = measure(later)
-                job = level_followed(later, record, args.level_every, now=now, history=History.open(published),
+                job = prune_followed(later, record, args.prune_every, now=now, history=History.open(published),
                                      figures=not args.archive)
                 seconds = time.monotonic() - t
                 assert job.skipped is None, job.skipped
-                rows.append((day, levelled, grown, seconds))
-                print(f"  day {day:>3}: following database {levelled[0] / MIB:,.1f} MiB simulated, "
-                      f"{grown[0] / MIB:,.1f} MiB {args.level_every} hours later; that job's follow + prune "
+                rows.append((day, pruned, grown, seconds))
+                print(f"  day {day:>3}: following database {pruned[0] / MIB:,.1f} MiB simulated, "
+                      f"{grown[0] / MIB:,.1f} MiB {args.prune_every} hours later; that job's follow + prune "
                       f"{seconds:.1f} s ({time.monotonic() - started:,.0f} s)", flush=True)
                 if day == args.days:
                     break
@@ -175,9 +175,9 @@ def main() -> None:
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
-        print(f"   day  following database (pruned)  {args.level_every} hours later  that job's follow + prune")
-        for day, levelled, grown, seconds in rows:
-            at, later_size = (working_db.scaled_size(m, scale, JOBS_SCALE) / GIB for m in (levelled, grown))
+        print(f"   day  following database (pruned)  {args.prune_every} hours later  that job's follow + prune")
+        for day, pruned, grown, seconds in rows:
+            at, later_size = (working_db.scaled_size(m, scale, JOBS_SCALE) / GIB for m in (pruned, grown))
             print(f"  {day:>4}  {at:6.2f} GiB                 {later_size:6.2f} GiB        {seconds * scale:6.1f} s")
         print()
     print(f"sizes: the merged database and its streams' own databases together; the per-job tables "

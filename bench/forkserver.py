@@ -1,6 +1,6 @@
 """`python -m collector` for the workflows' scripts without an interpreter's start-up each time.
 
-The scripts a job runs (level_database.sh, commit_record.sh, ...) call
+The scripts a job runs (sync_database.sh, commit_record.sh, ...) call
 `"$PYTHON" -m collector ...`. A simulated year runs them some 20,000 times,
 and on a busy 2-core machine half a second of each goes to starting Python
 and importing the collector. This server imports the collector once; for each

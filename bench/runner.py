@@ -495,7 +495,7 @@ def _file_commands(path: Path) -> dict[str, str]:
 
 
 def _label(command: str) -> str:
-    """Return a step's short name in a job's figures: `run`, `export new`, `level_database`, `save`, ..."""
+    """Return a step's short name in a job's figures: `run`, `export new`, `sync_database`, `save`, ..."""
     if command.startswith("python -m collector "):
         return command.removeprefix("python -m collector ")
     if command.startswith("uses "):

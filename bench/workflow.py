@@ -39,7 +39,7 @@ WRITES = {
     "bash .github/scripts/record_repository.sh checkout": "the record's clone",
     "bash .github/scripts/record_repository.sh seed": "the record (rolled over)",
     "bash .github/scripts/record_repository.sh prepare": "the record repositories (made)",
-    "bash .github/scripts/level_database.sh": "the database",
+    "bash .github/scripts/sync_database.sh": "the database",
     "bash .github/scripts/follow_database.sh": "the database",
     "python -m collector run": "the database",
     "python -m collector archive": "the database",

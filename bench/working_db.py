@@ -10,13 +10,13 @@ page, so no article waits on a retry or a follow-up the simulation does not make
 to a record folder, once a simulated day. No archive answer is in it: the archive job writes a
 stream of its own from the database that follows every stream (archive.yml), as in production.
 On days 30, 100, 200, 365, 500 and 730 (and the last) the working database is pruned
-(collector.collect.level.level with archive_queue=False, as .github/scripts/level_database.sh
+(collector.collect.prune.in sync with archive_queue=False, as .github/scripts/sync_database.sh
 runs it in every collect job).
 Pruning keeps rows by rules that only move forward in time (an article leaves its revisit window
 for good, the recent ledger and the unpublished months only advance), so pruning on those days
 alone leaves the rows pruning every hour would; between them the simulated database grows whole.
 
---level-every hours after each (4, level_database.sh's PRUNE_EVERY_HOURS), it reports the
+--prune-every hours after each (4, sync_database.sh's PRUNE_EVERY_HOURS), it reports the
 database grown since (the largest it gets between prunings) and that next pruning, timed. On those days it reports a job's restore and pruning: the database as a job of the day's last
 hour restores it (pruned and saved by the job before),
 brought in sync with the record (`export rebuild --resume`: that hour's two export files) and
@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import storage_growth as growth  # noqa: E402  (the hourly simulation)
-from collector.collect.level import level  # noqa: E402
+from collector.collect.prune import prune  # noqa: E402
 from collector.collect.revisits import wake  # noqa: E402
 from collector.publish.history import History  # noqa: E402
 from collector.record import export  # noqa: E402
@@ -142,10 +142,10 @@ def simulation(args, work: Path, db: Path) -> tuple[Store, "EveryRevisitPresent"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     simulation_arguments(parser)
-    parser.add_argument("--level-on", type=int, nargs="*", default=[],
+    parser.add_argument("--prune-on", type=int, nargs="*", default=[],
                         help="days to publish and prune on besides 30, 100, 200, 365, 500 and 730 (and the last)")
-    parser.add_argument("--level-every", type=int, default=4, choices=range(1, 25), metavar="HOURS",
-                        help="hours between prunings, as level_database.sh's PRUNE_EVERY_HOURS (default 4): the "
+    parser.add_argument("--prune-every", type=int, default=4, choices=range(1, 25), metavar="HOURS",
+                        help="hours between prunings, as sync_database.sh's PRUNE_EVERY_HOURS (default 4): the "
                              "database is also measured that long after each reported day's pruning")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="working-db-"))
@@ -164,34 +164,34 @@ def main() -> None:
     # timed on the database of no observation yet, and not scaled.
     export.export_new(store, record, now=growth.START)
     store.close()
-    fixed = level(db, record, growth.START, History.open(published), archive_queue=False).seconds
+    fixed = prune(db, record, growth.START, History.open(published), archive_queue=False).seconds
     store = reopen(sim, db)
-    rows, level_max, peaks = [], 0.0, {}
-    checkpoints = sorted({d for d in (*CHECKPOINTS, *args.level_on) if d <= args.days} | {args.days})
+    rows, prune_max, peaks = [], 0.0, {}
+    checkpoints = sorted({d for d in (*CHECKPOINTS, *args.prune_on) if d <= args.days} | {args.days})
     for day in range(args.days):
         measured = day + 1 in checkpoints
         for hour in range(24):
             h = day * 24 + hour
-            if day in checkpoints and hour == args.level_every - 1:
-                # --level-every hours after a checkpoint's pruning: the largest the database gets between prunings,
-                # and what the next pruning costs (level_database.sh prunes every PRUNE_EVERY_HOURS).
+            if day in checkpoints and hour == args.prune_every - 1:
+                # --prune-every hours after a checkpoint's pruning: the largest the database gets between prunings,
+                # and what the next pruning costs (sync_database.sh prunes every PRUNE_EVERY_HOURS).
                 export.export_new(store, record, now=growth.START + timedelta(hours=h))
                 store.checkpoint()
                 store.close()
                 daily = work / "daily.db"
                 shutil.copyfile(db, daily)
                 grown = (daily.stat().st_size, per_job_bytes(daily))
-                peaks[day] = (grown, level(daily, record, growth.START + timedelta(hours=h),
+                peaks[day] = (grown, prune(daily, record, growth.START + timedelta(hours=h),
                                            History.open(published), archive_queue=False).seconds)
                 daily.unlink()
                 store = reopen(sim, db)
             if measured and hour == 23:
-                # The job before: it prunes (level_database.sh) ...
+                # The job before: it prunes (sync_database.sh) ...
                 now = growth.START + timedelta(hours=h)
                 export.export_new(store, record, now=now)
                 store.close()
-                done = level(db, record, now, History.open(published), archive_queue=False)
-                level_max = max(level_max, done.seconds)
+                done = prune(db, record, now, History.open(published), archive_queue=False)
+                prune_max = max(prune_max, done.seconds)
                 store = reopen(sim, db)
                 store.checkpoint()
                 shutil.copyfile(db, saved)  # ... and saves the cache the hour's job restores
@@ -203,7 +203,7 @@ def main() -> None:
             continue
         t = time.monotonic()
         files, _ = resume(record, saved)
-        job = level(saved, record, growth.START + timedelta(days=day + 1), History.open(published),
+        job = prune(saved, record, growth.START + timedelta(days=day + 1), History.open(published),
                     archive_queue=False)
         seconds = time.monotonic() - t
         rows.append((day + 1, (job.bytes_after, per_job_bytes(saved)), files, seconds, job.seconds,
@@ -225,17 +225,17 @@ def main() -> None:
     for outlets in args.outlets:
         scale = outlets / k
         print(f"At {outlets} outlets x {args.per_day} articles a day (scaled x{scale:g} from {k} simulated):")
-        print(f"   day  working database  {args.level_every} hours later (the next pruning)  a job's resume + prune "
+        print(f"   day  working database  {args.prune_every} hours later (the next pruning)  a job's resume + prune "
               "(of which pruning)")
-        for day, measured, files, seconds, level_seconds, _tables in rows:
+        for day, measured, files, seconds, prune_seconds, _tables in rows:
             fits = "under" if size(measured, scale) < TARGET else "OVER"
             grown, daily = peaks.get(day, (None, None))
             later = (f"{size(grown, scale) / GIB:6.2f} GiB ({'under' if size(grown, scale) < TARGET else 'OVER'} 2 GB; "
                      f"{scaled(daily, scale):5.1f} s)") if grown else " " * 30
             print(f"  {day:>4}  {size(measured, scale) / GIB:6.2f} GiB ({fits} 2 GB)  {later}  {scaled(seconds, scale):6.1f} s "
-                  f"({scaled(level_seconds, scale):.1f} s; {files} export files resumed)")
+                  f"({scaled(prune_seconds, scale):.1f} s; {files} export files resumed)")
         print(f"  slowest first pruning of a day (the simulated database grown whole since the last): "
-              f"{scaled(level_max, scale):.1f} s")
+              f"{scaled(prune_max, scale):.1f} s")
         print()
     day, _size, _files, _s, _l, tables = rows[-1]
     print(f"the working database on day {day}, largest tables and indexes at {args.outlets[0]} outlets: "

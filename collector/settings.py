@@ -301,7 +301,7 @@ COMPARISONS_PER_RUN = 600
 # person (the release store has been unreachable for a week).
 COMPARISON_RETRY_DAYS = 7
 # The working database a job restores from the Actions cache holds only what the
-# jobs read (`export prune`, collector/collect/level.py): the recent ledger is this many days of
+# jobs read (`export prune`, collector/collect/prune.py): the recent ledger is this many days of
 # requests, intents, runs, listings, snapshots and capture attempts, counted back
 # from the database's last run. Twice the longest look back of any job over the
 # ledger: the archive job's UTC day (today's submissions and refusals); the
@@ -317,13 +317,13 @@ WORKING_RECENT_HOURS = 6
 # `export prune --deadline` (a job's: collect's is 8 minutes after its start) leaves
 # the database as it is, for a later job, unless pruning is expected to end
 # before the deadline: the last pruning's seconds, scaled by how much larger the
-# database is now than the one it pruned, times LEVEL_TIME_SAFETY (a shared
+# database is now than the one it pruned, times PRUNE_TIME_SAFETY (a shared
 # runner's disk and CPU vary between jobs); a database never pruned, at
-# LEVEL_BYTES_PER_SECOND of database pruned (bytes a second: bench/working_db.py's
-# prunings ran at 60-100 MiB/s on 2 shared cores; about half, to be safe). The
-# names keep "level", the command's former name (`export level`).
-LEVEL_TIME_SAFETY = 2.0
-LEVEL_BYTES_PER_SECOND = 32 * 2**20
+# PRUNE_BYTES_PER_SECOND of database pruned (bytes a second: bench/working_db.py's
+# prunings ran at 60-100 MiB/s on 2 shared cores; about half, to be safe).
+# LEVEL_TIME_SAFETY and LEVEL_BYTES_PER_SECOND before issue 33's renames.
+PRUNE_TIME_SAFETY = 2.0
+PRUNE_BYTES_PER_SECOND = 32 * 2**20
 RECHECK_HOST_DOWN_AFTER = 3  # consecutive timeouts/5xx/connection failures: the host's other checks wait a run
 
 # Evidence (collector/evidence/). Export files are signed with an SSH key held

@@ -91,7 +91,7 @@ HEALTH_RECORD_SHARE = (0.8, 0.95)
 HEALTH_RELEASE_ASSET_LIMIT = 1000
 HEALTH_RELEASE_ASSET_SHARE = (0.7, 0.9)
 # Restores that fell back to a full rebuild in the last 24 hours (run_finishes.counts restored_by_rebuild,
-# which `run --restored-by-rebuild` records when level_database.sh rebuilt the job's database): one is
+# which `run --restored-by-rebuild` records when sync_database.sh rebuilt the job's database): one is
 # a cache evicted; two or more is a cache that does not survive.
 HEALTH_REBUILDS = (1, 2)
 # GitHub keeps 10 GB of Actions cache a repository and evicts beyond it (docs.github.com,

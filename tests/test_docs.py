@@ -5,7 +5,7 @@
   `--options` is an option of that command (also a code span that starts with a command's name and
   gives an option, such as `export verify --tail`);
 - every repository path they name (collector/..., tests/..., .github/workflows/NAME.yml, a bare
-  script or workflow name such as `level_database.sh`) exists, and every relative link resolves;
+  script or workflow name such as `sync_database.sh`) exists, and every relative link resolves;
 - the README stays the front door: short, its first commands `make run` and `make test` (what
   .ci/run runs), and it links every guide.
 """

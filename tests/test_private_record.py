@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.collect.level import level as level_copy
+from collector.collect.prune import prune as prune_copy
 from collector.publish.history import History
 
 from collector.record import export, folder
@@ -273,11 +273,11 @@ def test_the_site_is_pushed_to_a_public_site_repository_and_nothing_else_is(tmp_
 def test_a_job_without_a_cache_asks_for_the_rebuild_of_every_year(years, tmp_path):  # noqa: F811
     _old, new, _work, saved = years
     env = dict(os.environ, **PYTHON)
-    lost = subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(new), str(tmp_path / "none.db")],
+    lost = subprocess.run(["bash", str(SCRIPTS / "sync_database.sh"), str(new), str(tmp_path / "none.db")],
                           capture_output=True, text=True, timeout=120, env=env)
     assert lost.returncode == 1 and "run the rebuild-database workflow" in lost.stderr
     assert not (tmp_path / "none.db").exists()
-    cached = subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(new), str(saved)],
+    cached = subprocess.run(["bash", str(SCRIPTS / "sync_database.sh"), str(new), str(saved)],
                             capture_output=True, text=True, timeout=120, env=env)
     assert cached.returncode == 0 and "2 newer export file(s)" in cached.stdout, cached.stderr
 
@@ -308,14 +308,14 @@ def test_a_job_checks_out_only_the_newest_days_whatever_the_records_age(tmp_path
     assert len(git(job, "ls-files").split()) == 1 + 18  # the README and every file, in the index
     # A cache of yesterday resumes from what is there; one of the first day has the rest checked out.
     for cache, files in (("cache-day-5.db", 3), ("cache-day-1.db", 15)):
-        level = script(github, "level_database.sh", str(job), str(tmp_path / cache))
-        assert level.returncode == 0 and f"{files} newer export file(s)" in level.stdout, level.stdout + level.stderr
-    assert ("checking out the whole record folder" in level.stderr
+        synced = script(github, "sync_database.sh", str(job), str(tmp_path / cache))
+        assert synced.returncode == 0 and f"{files} newer export file(s)" in synced.stdout, synced.stdout + synced.stderr
+    assert ("checking out the whole record folder" in synced.stderr
             and len(list(job.rglob("*.jsonl.bz2"))) == 18)
-    # The job then works on the levelled database (collector/collect/level.py): what levelling the
+    # The job then works on the pruned database (collector/collect/prune.py): what pruning the
     # whole database gives.
     shutil.copyfile(tmp_path / "work.db", tmp_path / "whole.db")
-    level_copy(tmp_path / "whole.db", job, None, History.open(tmp_path / "no-history"))
+    prune_copy(tmp_path / "whole.db", job, None, History.open(tmp_path / "no-history"))
     assert dump(tmp_path / "cache-day-1.db") == dump(tmp_path / "whole.db")
 
 

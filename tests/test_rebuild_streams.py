@@ -33,7 +33,7 @@ def _runs(db: Path) -> set:
         conn.close()
 
 
-def test_each_streams_database_is_rebuilt_alone_levelled_and_resumable_by_its_job(tmp_path, record):  # noqa: F811
+def test_each_streams_database_is_rebuilt_alone_pruned_and_resumable_by_its_job(tmp_path, record):  # noqa: F811
     for name in SHARDS:
         db = tmp_path / f"rebuilt-{name}.db"
         done = _rebuild(name, db, record)
@@ -43,7 +43,7 @@ def test_each_streams_database_is_rebuilt_alone_levelled_and_resumable_by_its_jo
         assert conn.execute("SELECT name FROM export_stream").fetchone() == (name,)
         conn.close()
         assert _runs(db) == _runs(tmp_path / f"{name}.db")  # the stream's own runs, none of the other's
-        # What the stream's collect job does next (level_database.sh): resume from the stream's folder.
+        # What the stream's collect job does next (sync_database.sh): resume from the stream's folder.
         resumed = CliRunner().invoke(export_command, ["rebuild", "--resume", "--out",
                                                       str(streams.folder(record, name)), "--db", str(db)])
         assert resumed.exit_code == 0 and "already in sync" in resumed.output, resumed.output

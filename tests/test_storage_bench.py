@@ -97,7 +97,7 @@ def _two_days(bench: str, tmp_path):
 def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
     done = _two_days("working_db", tmp_path)
     assert re.search(r"^ +2 +\d+\.\d\d GiB \((under|OVER) 2 GB\) +\d+\.\d s", done.stdout, re.M), done.stdout
-    # The record it levelled against chains: the empty start, a file a day, and on the day measured the
+    # The record it pruned against chains: the empty start, a file a day, and on the day measured the
     # last hour's collect job's own (the archive job writes a stream of its own).
     assert folder.verify(tmp_path / "record") == 1 + 2 + 1
 
@@ -105,12 +105,12 @@ def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
 def test_the_following_database_benchmark_follows_and_levels_a_simulated_record(tmp_path):
     done = _two_days("follower_db", tmp_path)
     assert re.search(r"^ +2 +\d+\.\d\d GiB +\d+\.\d\d GiB +\d+\.\d s$", done.stdout, re.M), done.stdout
-    # It was levelled, with its stream's own database beside it, and left level with the record.
+    # It was pruned, with its stream's own database beside it, and left in sync with the record.
     from collector.record import shadows
     from collector.record.follow import parts_folder
     for db in (tmp_path / "follower.db", parts_folder(tmp_path / "follower.db") / "_default.db"):
         store = Store(db)
         try:
-            assert shadows.levelled_at(store.conn) is not None
+            assert shadows.pruned_at(store.conn) is not None
         finally:
             store.close()

@@ -103,7 +103,7 @@ def test_a_job_that_follows_every_stream_checks_out_each_ones_newest_days_and_fo
                "RECORD_FIRST_PERIOD": "2025"}
         out = script(github, "record_repository.sh", "checkout", str(clone), **env)
         assert out.returncode == 0 and "due=no" in out.stdout, out.stdout + out.stderr
-        # Never levelled (LEVEL_EVERY_HOURS 0), so it can be compared with a full rebuild row for row.
+        # Never pruned (LEVEL_EVERY_HOURS 0), so it can be compared with a full rebuild row for row.
         return clone, script(github, "follow_database.sh", str(clone), str(tmp_path / "followed.db"),
                              LEVEL_EVERY_HOURS="0")
 
@@ -150,7 +150,7 @@ def test_a_follower_behind_the_period_before_follows_its_repository_after_the_ro
     _, done = follower("a", datetime(2026, 12, 31, 22, 10, tzinfo=timezone.utc))
     assert done.returncode == 0, done.stdout + done.stderr
     # The stream writes twice more, the second time in the new period (its rollover), before the follower
-    # runs again: its copy is level with neither file it resumes from in 2027's folder.
+    # runs again: its copy is in sync with neither file it resumes from in 2027's folder.
     _slot(github, tmp_path, stores, datetime(2026, 12, 31, 23, 52, tzinfo=timezone.utc), "b")
     assert _slot(github, tmp_path, stores, datetime(2027, 1, 1, 0, 7, tzinfo=timezone.utc), "c") == ["yes"]
     stores["hosted-1of2"].close()

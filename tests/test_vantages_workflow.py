@@ -61,13 +61,13 @@ def test_the_comparison_reads_a_database_following_every_stream_and_writes_its_o
     assert "record-follow-" in prefixes and len(prefixes) == 4
     for prefix in prefixes:
         assert not r["with"]["restore-keys"].startswith(prefix) and not prefix.startswith(r["with"]["restore-keys"])
-    # Its working database: restored, levelled with its stream, saved only after the push.
+    # Its working database: restored, pruned with its stream, saved only after the push.
     restore, save = [i for i, s in caches if s["with"]["path"] == job["env"]["DB"]]
-    level = _index(listed, "level_database.sh")
-    assert restore < level < compare and push < save and "if" not in listed[save]
+    synced = _index(listed, "sync_database.sh")
+    assert restore < synced < compare and push < save and "if" not in listed[save]
     assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
     assert listed[restore]["with"]["path"] == listed[save]["with"]["path"] == job["env"]["DB"]
-    assert '"$STREAM_DIR" "$DB"' in listed[level]["run"]
+    assert '"$STREAM_DIR" "$DB"' in listed[synced]["run"]
     checkout = next(s for s in listed if "record_repository.sh checkout" in s.get("run", ""))
     assert checkout["env"]["RECORD_STREAM"] == "vantages"  # its folder, to write
     assert checkout["env"]["RECORD_ALL_STREAMS"] == "yes"  # every stream's newest days, to follow
@@ -111,7 +111,7 @@ def test_the_workflows_follow_reads_only_the_new_files_and_the_new_difference_is
     """Two runs of the job's follow step, through the real script, with a collection between them."""
     listed = list(steps(load(WORKFLOW)))
     follow_step = listed[_index(listed, "follow_database.sh")]["run"]
-    keeps = listed[_index(listed, "follow_database.sh")]["env"]["FOLLOW_KEEPS"]  # what its level keeps
+    keeps = listed[_index(listed, "follow_database.sh")]["env"]["FOLLOW_KEEPS"]  # what its pruning keeps
     record, followed, mine = tmp_path / "record", tmp_path / "followed.db", tmp_path / "vantages.db"
     env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT), "RECORD": str(record),
            "FOLLOWED": str(followed), "FOLLOW_KEEPS": keeps}
@@ -134,7 +134,7 @@ def test_the_workflows_follow_reads_only_the_new_files_and_the_new_difference_is
     _collect(tmp_path, registry, record, NOW)
     first = follow()
     assert "inside-1of1 1, outside-1of1 1" in first and "merged anew (there was no merged database)" in first
-    assert f"pruned {followed}: " in first  # and pruned, every stream's own database too (follow_level.py)
+    assert f"pruned {followed}: " in first  # and pruned, every stream's own database too (follow_prune.py)
     said = compare(10)
     assert "1 differences recorded (reach 1)" in said, said
     assert [(u.rsplit("/", 1)[1], k) for u, k, _, _ in _differences(mine)] == [("blocked", "reach")]

@@ -298,9 +298,9 @@ def test_pages_builds_from_the_published_figures_alone_and_deploys_with_pages_pe
     text = "\n".join(s.get("run", "") for s in build["steps"])
     assert "python -m collector build-site --from-stats published/stats.json --out _site" in text
     uses = [s.get("uses", "").split("@")[0] for s in build["steps"]]
-    # Neither the database nor the record nor the decisions' private side: no cache, no level,
+    # Neither the database nor the record nor the decisions' private side: no cache, no sync,
     # only the code and the templates checked out.
-    assert "actions/cache/restore" not in uses and "level_database.sh" not in text and "data/" not in text
+    assert "actions/cache/restore" not in uses and "sync_database.sh" not in text and "data/" not in text
     checkout = build["steps"][uses.index("actions/checkout")]["with"]
     assert checkout["sparse-checkout"].split() == ["collector", "site", ".github/scripts"]
     figures = build["steps"][uses.index("actions/download-artifact")]["with"]
@@ -329,14 +329,14 @@ def test_pages_publishes_closed_periods_then_builds_from_exactly_what_it_pushed(
     # The audit reads the history as pushed, before the figures are computed from it.
     audit = next(i for i, t in enumerate(text) if t == "python -m collector audit")
     assert push < audit < next(i for i, t in enumerate(text) if "build-site" in t)
-    # The figures come from a database that follows every stream: its own cache, brought level with
-    # every stream's newest files (checked out for each stream), saved once level (it writes no row).
+    # The figures come from a database that follows every stream: its own cache, brought in sync with
+    # every stream's newest files (checked out for each stream), saved once in sync (it writes no row).
     listed = publish["steps"]
     uses = [s.get("uses", "").split("@")[0] for s in listed]
     restore, save = uses.index("actions/cache/restore"), uses.index("actions/cache/save")
     follow = next(i for i, t in enumerate(text) if "follow_database.sh" in t)
     assert restore < follow < save < next(i for i, t in enumerate(text) if "build-site" in t)
-    assert "level_database.sh" not in "\n".join(text)
+    assert "sync_database.sh" not in "\n".join(text)
     assert listed[restore]["with"]["restore-keys"] == "record-follow-"
     assert listed[save]["with"]["key"] == listed[restore]["with"]["key"]
     assert listed[save]["with"]["path"].split() == ["data/takedownwatch.db", "data/takedownwatch.db.streams"]
@@ -646,14 +646,14 @@ def test_run_summary_shows_groups_of_three_or_more_and_never_an_outlet_address_o
 
 # -- the working database between jobs ---------------------------------------------------------
 
-def _level(record: Path, db: Path) -> subprocess.CompletedProcess:
+def _sync(record: Path, db: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHON=sys.executable,
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run(["bash", str(SCRIPTS / "level_database.sh"), str(record), str(db)], env=env,
+    return subprocess.run(["bash", str(SCRIPTS / "sync_database.sh"), str(record), str(db)], env=env,
                           capture_output=True, text=True, timeout=120)
 
 
-def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path):
+def test_sync_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path):
     from datetime import datetime, timezone
 
     from collector.record import export
@@ -675,13 +675,13 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
     run(2)
     store.close()
 
-    fresh = _level(record, tmp_path / "fresh.db")  # no saved copy: the whole record is read
+    fresh = _sync(record, tmp_path / "fresh.db")  # no saved copy: the whole record is read
     assert fresh.returncode == 0 and "rebuilt" in fresh.stdout, fresh.stdout + fresh.stderr
-    resumed = _level(record, tmp_path / "saved.db")
+    resumed = _sync(record, tmp_path / "saved.db")
     assert resumed.returncode == 0 and "resumed" in resumed.stdout and "1 newer export file" in resumed.stdout, \
         resumed.stdout + resumed.stderr
     assert dump(tmp_path / "saved.db") == dump(tmp_path / "fresh.db") == dump(tmp_path / "job.db")
-    # Either way the job then works on the bounded working database (collector/collect/level.py).
+    # Either way the job then works on the bounded working database (collector/collect/prune.py).
     assert "pruned" in fresh.stdout and "pruned" in resumed.stdout, fresh.stdout + resumed.stdout
 
     # A copy holding a run the record lacks (its job failed before pushing) is discarded.
@@ -690,7 +690,7 @@ def test_level_database_resumes_a_saved_copy_and_rebuilds_anything_else(tmp_path
                  "VALUES ('run', 'lost', 'v', '0', '{}')")
     conn.commit()
     conn.close()
-    discarded = _level(record, tmp_path / "saved.db")
+    discarded = _sync(record, tmp_path / "saved.db")
     assert discarded.returncode == 0, discarded.stdout + discarded.stderr
     assert "::warning::the cached database does not continue the record" in discarded.stderr
     assert "rebuilt" in discarded.stdout
@@ -704,11 +704,11 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
         uses = [s.get("uses", "").split("@")[0] for s in listed]
         text = [s.get("run", "") for s in listed]
         restore = uses.index("actions/cache/restore")
-        # collect levels its own stream's database; archive follows every stream and writes its own
-        script = "level_database.sh" if name == "collect.yml" else 'follow_database.sh "$RECORD" "$DB" "$STREAM"'
-        level = next(i for i, t in enumerate(text) if script in t)
+        # collect syncs and prunes its own stream's database; archive follows every stream and writes its own
+        script = "sync_database.sh" if name == "collect.yml" else 'follow_database.sh "$RECORD" "$DB" "$STREAM"'
+        synced = next(i for i, t in enumerate(text) if script in t)
         checkout = next(i for i, t in enumerate(text) if "record_repository.sh checkout" in t)
-        assert checkout < restore < level and "export rebuild" not in "\n".join(text)
+        assert checkout < restore < synced and "export rebuild" not in "\n".join(text)
         cache = "${{ matrix.cache }}" if name == "collect.yml" else "record-archive-"
         assert listed[restore]["with"]["restore-keys"] == cache
         paths = ["data/takedownwatch.db"] + ["data/takedownwatch.db.streams"] * (name == "archive.yml")
@@ -733,7 +733,7 @@ def test_writing_jobs_start_from_the_saved_database_and_save_it_only_after_pushi
             assert listed[previous]["if"] == listed[seed]["if"]
         else:
             assert listed[previous]["if"] == "contains(steps.names.outputs.history-names, ',')"
-            assert listed[level]["env"]["PREVIOUS_TOKEN"] == "${{ steps.previous-token.outputs.token }}"
+            assert listed[synced]["env"]["PREVIOUS_TOKEN"] == "${{ steps.previous-token.outputs.token }}"
             names = next(s for s in listed if s.get("id") == "names")
             assert '--first "$FIRST_PERIOD"' in names["run"]
             assert names["env"]["FIRST_PERIOD"] == "${{ vars.TAKEDOWNWATCH_FIRST_PERIOD }}"
@@ -935,7 +935,7 @@ def test_collect_runs_one_job_per_vantage_and_shard_each_writing_its_own_stream(
     run = next(s for s in job["steps"] if "python -m collector run" in s.get("run", ""))
     assert '--shard "$SHARD"' in run["run"] and '--vantage-slot "$SLOT"' in run["run"]
     assert '${STREAM:+--stream "$STREAM"}' in run["run"]
-    for needle in ("level_database.sh", "export new", "export sign", "export timestamp"):
+    for needle in ("sync_database.sh", "export new", "export sign", "export timestamp"):
         step = next(s for s in job["steps"] if needle in s.get("run", ""))
         assert '"$STREAM_DIR"' in step["run"], needle
     push = next(s for s in job["steps"] if "commit_record.sh" in s.get("run", ""))
@@ -985,8 +985,8 @@ def test_the_saved_working_database_holds_no_row_the_pushed_record_lacks(name, j
     """The time-stamping run's requests are exported before the push, so the next job resumes the cache.
 
     `export rebuild --resume` refuses a database holding rows after the record's last file (it would
-    be rebuilt from the whole record every run), and the archive job's `export follow --level-every`
-    leaves one whole (a level would lose them): every step that writes rows is followed by an
+    be rebuilt from the whole record every run), and the archive job's `export follow --prune-every`
+    leaves one whole (a pruning would lose them): every step that writes rows is followed by an
     `export new` before the record is pushed and the database saved.
     """
     steps = load(WORKFLOWS / f"{name}.yml")["jobs"][job]["steps"]
@@ -996,7 +996,7 @@ def test_the_saved_working_database_holds_no_row_the_pushed_record_lacks(name, j
     exports = [i for i, r in enumerate(runs) if "python -m collector export new " in r]
     push = next(i for i, r in enumerate(runs) if "commit_record.sh" in r)
     # The working database's save (vantages also saves the database that follows every stream, which
-    # nothing writes, right after bringing it level).
+    # nothing writes, right after bringing it in sync).
     save = next(i for i, s in enumerate(steps)
                 if "actions/cache/save" in s.get("uses", "") and db in s["with"]["path"].split())
     assert any(last_write < i < push for i in exports), runs[last_write]

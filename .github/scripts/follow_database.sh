@@ -14,7 +14,7 @@
 #
 # Then, every PRUNE_EVERY_HOURS (4; formerly LEVEL_EVERY_HOURS, still read) by the record's clock, the
 # merged database and each stream's own are pruned (`export follow --prune-every`,
-# collector/collect/follow_level.py), so neither grows with the period: each stream's own as its job's
+# collector/collect/follow_prune.py), so neither grows with the period: each stream's own as its job's
 # working database, every article's identity kept; the merged one to what the job reads (the archive's
 # queue; FOLLOW_KEEPS adds the rest: pages.yml `--for-figures`, the rows a release still reads;
 # vantages.yml `--awake-hours 30`, the answers it compares). Pruning is left for a later job when the

@@ -80,7 +80,7 @@ case "$command" in
     fi
     bash "$here/require_private.sh" "$current" >&2
     # Only the newest days are checked out (the tree comes whole, each file's bytes only when checked out):
-    # a job needs the files from its cached database's on, whatever the period's age. level_database.sh
+    # a job needs the files from its cached database's on, whatever the period's age. sync_database.sh
     # checks out the rest when the cache is older.
     clone "$current" "$dest" --filter=blob:none --sparse
     mapfile -t days < <(git -C "$dest" ls-tree -r --name-only HEAD \

@@ -128,7 +128,7 @@ def rebuild_command(out_dirs, db, resume, stream, lock_wait):
                    "exported from it to streams/NAME, every other stream's read beside them.")
 @click.option("--prune-every", "every", type=EVERY, default=None,
               help="Hours: then prune it and each stream's own database beside it when the last pruning is older "
-                   "than this (collect/follow_level.py), keeping what the job reads. Default: never pruned.")
+                   "than this (collect/follow_prune.py), keeping what the job reads. Default: never pruned.")
 @click.option("--level-every", "level_every", type=EVERY, default=None, hidden=True,
               help="The former name of --prune-every, still accepted.")
 @click.option("--for-figures", "figures", is_flag=True,
@@ -157,7 +157,7 @@ def follow_command(out_dirs, db, writes, every, level_every, figures, published,
         python -m collector export follow --out data/record --db data/takedownwatch.db --writes archive
         python -m collector export follow --out data/record --db data/all-streams.db --prune-every 4 --for-figures
     """
-    from collector.collect.follow_level import level_followed
+    from collector.collect.follow_prune import prune_followed
     from collector.publish.history import History
 
     if every is not None and level_every is not None:
@@ -168,7 +168,7 @@ def follow_command(out_dirs, db, writes, every, level_every, figures, published,
     try:
         with exclusive(db, "export follow", lock_wait):
             done = follow(db, list(out_dirs), writes)
-            pruned = None if every is None else level_followed(
+            pruned = None if every is None else prune_followed(
                 db, list(out_dirs), every, history=History.open(published) if figures else None, figures=figures,
                 awake_hours=awake_hours)
     except DatabaseBusy as exc:
@@ -230,8 +230,8 @@ def prune_command(out_dir, db, published, now, within, deadline, lock_wait, figu
         python -m collector export prune --out data/record --db data/takedownwatch.db
     """
     from collector.clock import Clock
-    from collector.collect.level import due, level
-    from collector.collect.leveltime import fits
+    from collector.collect.prune import due, prune
+    from collector.collect.prunetime import fits
     from collector.publish.history import History
 
     when = make_clock(now).now() if now else None
@@ -249,7 +249,7 @@ def prune_command(out_dir, db, published, now, within, deadline, lock_wait, figu
                     click.echo(f"{db} left as it is: pruning is expected to take {seconds:.0f} s, past the "
                                f"deadline {deadline}; a later job prunes it")
                     return
-            done = level(db, out_dir, when, History.open(published), figures=figures, archive_queue=archive_queue)
+            done = prune(db, out_dir, when, History.open(published), figures=figures, archive_queue=archive_queue)
     except DatabaseBusy as exc:
         raise Busy(str(exc)) from exc
     except TakedownWatchError as exc:

@@ -1,4 +1,4 @@
-"""Which rows a pruning keeps: the temporary tables of ids that collector/collect/level.py copies.
+"""Which rows a pruning keeps: the temporary tables of ids that collector/collect/prune.py copies.
 
 Every rule moves forward in time only (an article leaves its revisit window
 for good, the recent ledger and the unpublished months only advance), so a

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from collector.publish import tallies
 from collector.publish.periods import Period, bucket_sql, julian_day, month, week, week_id, weeks_of_month
-from collector.record.shadows import level_floor
+from collector.record.shadows import prune_floor
 from collector.record.store import Store
 
 # Counts per outlet and week that add up to the month.
@@ -152,9 +152,9 @@ def first_event(store: Store):
     """Return the Julian day of the earliest observation the figures count, or None.
 
     A pruned working database keeps the record's recent rows only, and the
-    day of its first observation beside them (collector/collect/level.py).
+    day of its first observation beside them (collector/collect/prune.py).
     """
-    floor = level_floor(store.conn)
+    floor = prune_floor(store.conn)
     row = store.one("""
         SELECT MIN(j) FROM (
             SELECT MIN(julianday(fetched_at)) AS j FROM listings

@@ -71,9 +71,9 @@ def release(store: Store, now: datetime, history, write: bool = True) -> Release
     """Decide every newly closed period, audit the whole history with them, and append them if it passes.
 
     Raises BadUsage, before deciding anything, when the database was pruned
-    without the rows the release computes figures from (refuse_levelled).
+    without the rows the release computes figures from (refuse_pruned).
     """
-    refuse_levelled(store, history)
+    refuse_pruned(store, history)
     tallies.update(store.conn)  # once: every month below reads them as they now are
     start = first_event(store)
     known = set(history.periods())
@@ -101,7 +101,7 @@ def unpublished_from(store: Store, history) -> datetime | None:
 
     That is the month of the first period not yet in the published history:
     `export prune --for-figures` keeps the running aggregates of its weeks on
-    (collector/collect/level.py, collector/publish/tallies.py).
+    (collector/collect/prune.py, collector/publish/tallies.py).
     """
     start = first_event(store)
     if start is None:
@@ -116,17 +116,17 @@ def unpublished_from(store: Store, history) -> datetime | None:
         later += timedelta(days=40)
 
 
-def refuse_levelled(store: Store, history) -> None:
+def refuse_pruned(store: Store, history) -> None:
     """Raise BadUsage when the database was pruned without rows a release from `history` reads.
 
     `export prune` keeps every row a release reads only from its
-    figures_from instant on (collector/collect/level.py): with --for-figures,
+    figures_from instant on (collector/collect/prune.py): with --for-figures,
     from the first month not yet in the published history, else from the
     recent ledger's start. Figures computed from such a database would be
     silently wrong (and their disclosure search can run for minutes).
     """
     if shadows.figures_as_aggregates(store.conn) and not tallies.present(store.conn):
-        raise BadUsage(f"this database was pruned (at {shadows.levelled_at(store.conn)}) keeping the figures as "
+        raise BadUsage(f"this database was pruned (at {shadows.pruned_at(store.conn)}) keeping the figures as "
                        "running aggregates, and they are missing from it (its fold_tally_ tables were dropped): "
                        "its rows alone would give wrong figures. Publish from the full database `export rebuild` "
                        "makes (pruned with `export prune --for-figures` if it must be small)")
@@ -137,7 +137,7 @@ def refuse_levelled(store: Store, history) -> None:
     if needed is not None and parse_instant(kept) <= needed:
         return
     reads = "the whole record" if needed is None else f"rows from {iso(needed)} on"
-    raise BadUsage(f"this database was pruned (at {shadows.levelled_at(store.conn)}) keeping only the rows "
+    raise BadUsage(f"this database was pruned (at {shadows.pruned_at(store.conn)}) keeping only the rows "
                    f"from {kept} on, and a release from this published history reads {reads}: its figures "
                    "would be wrong. Publish from a database that holds them: one pruned with "
                    "`export prune --for-figures` and this published history, "

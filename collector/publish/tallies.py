@@ -29,8 +29,8 @@ address listed long ago may become a new article's): those grow with the
 record's period, about 80 bytes an article (bench/follower_db.py).
 
 Every value equals the row-based count (cells.py read_block_rows), which
-tests/publish/test_tallies.py, test_release_levelled.py and
-tests/collect/test_follow_level.py (real loopback collections) compare.
+tests/publish/test_tallies.py, test_release_pruned.py and
+tests/collect/test_follow_prune.py (real loopback collections) compare.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def _archived(conn, low: int, high: int, _table: str) -> None:
 
 def _queued(conn) -> None:
     """Queued addresses per outlet and week: the queue is state, one row per address, so its rows are read
-    again (a pruning keeps the pending ones and the unpublished months', collector/collect/level.py) and the
+    again (a pruning keeps the pending ones and the unpublished months', collector/collect/prune.py) and the
     latest state of each address wins, as it does in the queue."""
     conn.execute(f"""
         INSERT OR REPLACE INTO {QUEUED} (digest, outlet_id, week)
@@ -242,5 +242,5 @@ def available_from(conn: sqlite3.Connection) -> str | None:
     ledger's rows alone (and a release refuses it: publish/release.py). Asked before update() makes them anew.
     """
     if shadows.figures_as_aggregates(conn) and not present(conn):
-        return conn.execute(f"SELECT recent_from FROM {shadows.LEVEL_TABLE}").fetchone()[0]
+        return conn.execute(f"SELECT recent_from FROM {shadows.PRUNE_TABLE}").fetchone()[0]
     return shadows.figures_from(conn)

@@ -23,7 +23,7 @@ def article_key(url: str) -> str:
         return url
 
 
-# A stream's own database beside one that follows every stream, pruned (collector/collect/follow_level.py),
+# A stream's own database beside one that follows every stream, pruned (collector/collect/follow_prune.py),
 # keeps of each article it leaves out the digest of its key, its id and when it was first seen: what a merge
 # maps an address several streams recorded by (collector/record/merge.py article_map). Bookkeeping too.
 IDENTITIES = "prune_identities"  # export_identities before migration 19

@@ -62,7 +62,7 @@ def export_new(store: Store, out_dir: str | Path, *, warc_dir: str | Path | None
         if warc_dir is not None:
             _record_warc_files(conn, max(header["through"].get("requests", 0), own[0]), own[1], Path(warc_dir),
                                now, result)
-        if not _level(conn, out, last, previous_sha):
+        if not _in_sync(conn, out, last, previous_sha):
             shadows.fill_from_files(conn, [t for t in tables if not appended_by_id(conn, t)], batches(out))
         changed: dict[str, list[dict]] = {}
         lines, through, boundary = [], {}, {}
@@ -256,7 +256,7 @@ def _base_listing(conn, listing_id: int, source, content: list[str], low: int) -
     return row[0], [tuple(e) for e in entries]
 
 
-def _level(conn, out: Path, last: Path | None, last_sha: str | None) -> bool:
+def _in_sync(conn, out: Path, last: Path | None, last_sha: str | None) -> bool:
     """Return True when the database was last brought in sync with the folder's last file."""
     head = shadows.head(conn)
     if last is None:

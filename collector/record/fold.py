@@ -18,7 +18,7 @@ databases the code before wrote, tests/record/test_follow.py on a follower
 after every increment, tests/collect/test_dormant.py on real collections,
 pruned, revisited and rebuilt).
 
-A pruned working database leaves rows out (collector/collect/level.py) and
+A pruned working database leaves rows out (collector/collect/prune.py) and
 keeps, of TABLE, every article still owed a check and every article whose
 rows it keeps (`keep`): the scheduler (collector/collect/revisits.py) reads
 the same schedule whatever database it runs on, and an article owed nothing

@@ -98,7 +98,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
         part = parts_dir / f"{name or DEFAULT_PART}.db"
         try:
             before[name] = tops(part) if part.exists() else None
-            _level_part(paths, part, name, done, _told(progress, name))
+            _sync_part(paths, part, name, done, _told(progress, name))
         except ExportError as exc:
             raise ExportError(f"stream {name or '(default)'}: {exc}") from exc
         parts[name] = part
@@ -107,7 +107,7 @@ def follow(db_path: str | Path, record_dirs: str | Path | list, writes: str | No
     why = _increment(db, parts, written, before, writer) if db.exists() else "there was no merged database"
     wrote = _wrote(db) if writer is not None and why else {}  # what the database it replaces wrote, kept
     if why:
-        _unlevel(found, parts, done)
+        _rebuild_pruned(found, parts, done)
         _merge_anew(db, parts, written)
         done.merged_anew, done.why = True, why
     if writer is not None:
@@ -178,7 +178,7 @@ def _told(progress: StreamProgress | None, name: str | None) -> Progress | None:
     return None if progress is None else (lambda done, total: progress(_label(name), done, total))
 
 
-def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed,
+def _sync_part(paths: list[Path], part: Path, name: str | None, done: Followed,
                 progress: Progress | None = None) -> None:
     """Bring one stream's own database in sync with its folders (rebuilding it when it cannot be)."""
     if part.exists():
@@ -202,8 +202,8 @@ def _level_part(paths: list[Path], part: Path, name: str | None, done: Followed,
     done.files[_label(name)] = len(chain(paths))
 
 
-def levelled(part: Path) -> bool:
-    """Return True when a stream's own database was pruned (collect/follow_level.py): it lacks rows."""
+def pruned(part: Path) -> bool:
+    """Return True when a stream's own database was pruned (collect/follow_prune.py): it lacks rows."""
     conn = sqlite3.connect(part)
     try:
         return references.pruned(conn)
@@ -211,7 +211,7 @@ def levelled(part: Path) -> bool:
         conn.close()
 
 
-def _unlevel(found: dict[str | None, list[Path]], parts: dict[str | None, Path], done: Followed) -> None:
+def _rebuild_pruned(found: dict[str | None, list[Path]], parts: dict[str | None, Path], done: Followed) -> None:
     """Rebuild whole, from their folders, the pruned streams' databases a merge anew is to read.
 
     A pruned stream's database lacks rows that another stream's decide
@@ -220,9 +220,9 @@ def _unlevel(found: dict[str | None, list[Path]], parts: dict[str | None, Path],
     not be the record's.
     """
     for name, part in parts.items():
-        if part.exists() and levelled(part):
+        if part.exists() and pruned(part):
             _remove(part)
-            _level_part(found[name], part, name, done)
+            _sync_part(found[name], part, name, done)
 
 
 def _written(found: dict[str | None, list[Path]]) -> dict[str | None, str]:

@@ -197,7 +197,7 @@ def article_map(conn, parts: dict[str | None, Path], by_range: list[str | None])
 
     Addresses are compared by their keys' digests (record/articles.py key_digest): a pruned stream's
     database holds those alone of the articles it left out (prune_identities). Every part was opened, and so
-    migrated, by follow.py's _level_part or made by merge's rebuild before it is read here.
+    migrated, by follow.py's _sync_part or made by merge's rebuild before it is read here.
     """
     conn.create_function("tw_key_digest", 1, key_digest, deterministic=True)
     conn.execute("CREATE TEMP TABLE seen (id INTEGER PRIMARY KEY, digest BLOB NOT NULL, first_seen_at TEXT)")

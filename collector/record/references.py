@@ -1,7 +1,7 @@
 """What a row's reference may point at: a row the database holds, or a row the record holds.
 
 A full database checks its references as SQLite does (`PRAGMA foreign_keys = ON`):
-each points at a row it holds. A pruned working database (collector/collect/level.py)
+each points at a row it holds. A pruned working database (collector/collect/prune.py)
 has left out rows already in the record, so a new row may point at one of them, a
 check at an article whose rows were left out, a comparison at a snapshot no longer
 held. There the rule is the record's, not the file's: a reference resolves against a
@@ -48,7 +48,7 @@ CROSS_STREAM = {"vantage_differences": {"request_a", "request_b", "article_id"},
 
 def pruned(conn: sqlite3.Connection) -> bool:
     """Return True for a database pruning left rows out of (it has the pruning's state)."""
-    return shadows.levelled_at(conn) is not None
+    return shadows.pruned_at(conn) is not None
 
 
 @contextmanager

@@ -15,7 +15,7 @@ NOT_RECORDED), and a table the record is not made of starts with one of them
 * `sync_`: how a database that follows or merges every stream came in sync
   with the record (`sync_followed`, `sync_merged`: record/follow.py, merge.py);
 * `prune_`: what a pruning left out and kept instead (`prune_state`,
-  `prune_identities`: collect/level.py; `prune_dormant`, `prune_texts`:
+  `prune_identities`: collect/prune.py; `prune_dormant`, `prune_texts`:
   record/dormant.py, compact.py).
 
 Each table is renamed in place (ALTER TABLE ... RENAME TO: rows, keys and
@@ -27,6 +27,11 @@ What reads a database without opening it (record/store.py open_read_only:
 the evidence bundle, `export verify`, the health checks) finds the follower's
 two tables by either name (`name_in`). A database newer code
 wrote is refused (Store.migrate): this code would not find its tables.
+
+Migration 20 (`migrate_columns`): a column's name likewise, where it said
+"level" for "pruned" (RENAMED_COLUMNS; ALTER TABLE ... RENAME COLUMN). A
+reader of a database not opened by Store finds it by either name
+(`column_in`).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ RENAMED = {
     "export_compact_texts": "prune_texts",
 }
 _FORMER = {new: old for old, new in RENAMED.items()}
+RENAMED_COLUMNS = {("prune_state", "levelled_at"): "pruned_at"}  # the pruning's instant (collect/prune.py)
 # Indexes keep their names through a rename: this one is made again under the new name (tallies.CREATE's).
 _INDEXES = {"export_tally_articles_j": "CREATE INDEX fold_tally_articles_j ON fold_tally_articles(captured_j)"}
 
@@ -74,3 +80,23 @@ def name_in(conn: sqlite3.Connection, table: str) -> str:
     found = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
                                         (table, old))}
     return old if found == {old} else table
+
+
+def migrate_columns(conn: sqlite3.Connection, execute: Callable[[str], None]) -> None:
+    """Migration 20: rename each column of RENAMED_COLUMNS the database has."""
+    for (table, old), new in RENAMED_COLUMNS.items():
+        names = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        if old in names:
+            if new in names:
+                raise ValueError(f"both {old} and {new} are columns of {table}: which one holds its value is unknown")
+            execute(f'ALTER TABLE "{table}" RENAME COLUMN "{old}" TO "{new}"')
+
+
+def column_in(conn: sqlite3.Connection, table: str, column: str) -> str | None:
+    """Return the name `column` of `table` has in a database (its own or its former one), or None when it has
+    neither (a column added after the database was written)."""
+    names = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+    if column in names:
+        return column
+    former = next((old for (t, old), new in RENAMED_COLUMNS.items() if (t, new) == (table, column)), None)
+    return former if former in names else None

@@ -323,7 +323,7 @@ CREATE TABLE warc_files (
     UNIQUE (name, sha256)
 );
 CREATE INDEX listings_source ON listings(outlet_id, url, id);
--- State, not observation: the export file the database was last brought level
+-- State, not observation: the export file the database was last brought in sync
 -- with. (collector/export.py also keeps export_shadow_<table>: its copy of each
 -- keyed table as last exported, to find changed rows in SQL.)
 CREATE TABLE export_head (
@@ -395,6 +395,6 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py).
 # 14: a database that follows every stream, how far it has read each (collector/record/follow.py). 15: a pruned
 # working database's dormant articles (record/dormant.py). 16: files it exported (record/written.py).
-# 17, 18: the articles' and address keys' projections (record/fold.py, fold_keys.py). 19: tables' names (renames.py).
+# 17, 18: articles' and address keys' projections (record/fold.py, fold_keys.py). 19, 20: names (renames.py).
 MIGRATIONS: tuple = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16,
-                     fold.migrate, fold_keys.migrate, renames.migrate)
+                     fold.migrate, fold_keys.migrate, renames.migrate, renames.migrate_columns)

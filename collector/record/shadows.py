@@ -6,7 +6,7 @@ cannot find their new rows by id. Each keyed table `T` has a shadow
 rows that differ from their shadow and then updates it. `export_head` names
 the export file the database was last in sync with, and its SHA-256.
 `prune_state` (export_level before migration 19) is what a working database left out when it was pruned
-(collector/collect/level.py): the first instant the whole record observed.
+(collector/collect/prune.py): the first instant the whole record observed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from collector.record import schema
+from collector.record import renames, schema
 from collector.record.fileformat import decode_value, read_lines, row_line
 from collector.record.tables import columns, key_select
 
@@ -106,28 +106,28 @@ def set_head(conn: sqlite3.Connection, batch: str, sha: str) -> None:
                  (batch, sha))
 
 
-LEVEL_TABLE = "prune_state"  # bookkeeping (never exported): what pruning left out (export_level before migration 19)
+PRUNE_TABLE = "prune_state"  # bookkeeping (never exported): what pruning left out (export_level before migration 19)
 
 
-def level_floor(conn: sqlite3.Connection) -> float | None:
+def prune_floor(conn: sqlite3.Connection) -> float | None:
     """Return the Julian day of the whole record's first observation, when this database was pruned."""
-    row = _level_row(conn, "first_event")
+    row = _prune_row(conn, "first_event")
     return None if row is None else row[0]
 
 
-def levelled_at(conn: sqlite3.Connection) -> str | None:
+def pruned_at(conn: sqlite3.Connection) -> str | None:
     """Return the instant (the record's clock) this database was last pruned at, or None."""
-    row = _level_row(conn, "levelled_at")
+    row = _prune_row(conn, "pruned_at")
     return None if row is None else row[0]
 
 
 def figures_from(conn: sqlite3.Connection) -> str | None:
     """Return the instant this database's last pruning kept every row a release reads from ("": every row), or None.
 
-    None: never pruned. collector/collect/level.py writes it; a release
+    None: never pruned. collector/collect/prune.py writes it; a release
     (publish/release.py) refuses a database that lacks rows it would read.
     """
-    row = _level_row(conn, "figures_from")
+    row = _prune_row(conn, "figures_from")
     return None if row is None else row[0]
 
 
@@ -136,14 +136,13 @@ def figures_as_aggregates(conn: sqlite3.Connection) -> bool:
 
     (collector/publish/tallies.py; a pruning before they existed has no such column.)
     """
-    try:
-        row = _level_row(conn, "aggregates")
-    except sqlite3.OperationalError:
-        return False
+    row = _prune_row(conn, "aggregates")
     return bool(row and row[0])
 
 
-def _level_row(conn: sqlite3.Connection, column: str):
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LEVEL_TABLE,)).fetchone():
+def _prune_row(conn: sqlite3.Connection, column: str):
+    """Return the pruning's row holding `column` (under its former name in a database not migrated), or None."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (PRUNE_TABLE,)).fetchone():
         return None
-    return conn.execute(f"SELECT {column} FROM {LEVEL_TABLE} WHERE id = 1").fetchone()
+    name = renames.column_in(conn, PRUNE_TABLE, column)
+    return None if name is None else conn.execute(f'SELECT "{name}" FROM {PRUNE_TABLE} WHERE id = 1').fetchone()

@@ -132,7 +132,7 @@ def test_it_clones_follows_incrementally_across_periods_and_reads_pages_through_
     code, out = browse(world, "--now", "2027-01-02T00:00:00Z")
     assert code == 0, out
     assert f"cloning {SECOND}" in out and f"fetching {FIRST}" in out and f"{FIRST}: no new commit" in out
-    assert "(default) 1" in out and "merged anew" not in out  # the copied file is the one it was level with
+    assert "(default) 1" in out and "merged anew" not in out  # the copied file is the one it was in sync with
     assert runs(db) == 2
 
     world.new_run(datetime(2027, 1, 1, 0, 22, tzinfo=timezone.utc))

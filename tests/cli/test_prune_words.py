@@ -95,7 +95,7 @@ def _called(tmp_path, script: str, **env) -> list[str]:
     stand_in.write_text(f'#!/bin/bash\necho "$*" >> {calls}\n')
     stand_in.chmod(0o755)
     db = tmp_path / "cached.db"
-    db.write_bytes(b"a cached copy")  # level_database.sh resumes it
+    db.write_bytes(b"a cached copy")  # sync_database.sh resumes it
     clean = {k: v for k, v in os.environ.items() if k not in ("PRUNE_EVERY_HOURS", "LEVEL_EVERY_HOURS", "DEADLINE")}
     done = subprocess.run(["bash", str(SCRIPTS / script), str(tmp_path / "record"), str(db)],
                           env=dict(clean, PYTHON=str(stand_in), **env), capture_output=True, text=True, timeout=30)
@@ -110,6 +110,6 @@ def test_the_jobs_scripts_call_the_new_names(tmp_path, env, every):
     assert len(followed) == 1 and followed[0].startswith("-m collector export follow "), followed
     assert "--level-every" not in followed[0]
     assert (f"--prune-every {every}" in followed[0]) if every else ("--prune-every" not in followed[0])
-    if every is not None:  # level_database.sh: PRUNE_EVERY_HOURS 0 prunes every time (--unless-within 0)
-        pruned = _called(tmp_path, "level_database.sh", **env)[-1]
+    if every is not None:  # sync_database.sh: PRUNE_EVERY_HOURS 0 prunes every time (--unless-within 0)
+        pruned = _called(tmp_path, "sync_database.sh", **env)[-1]
         assert pruned.startswith("-m collector export prune ") and f"--unless-within {every} " in pruned, pruned

@@ -1,17 +1,17 @@
-"""The compact revisit state: a levelled database holds older texts as digests and compares as the full one."""
+"""The compact revisit state: a pruned database holds older texts as digests and compares as the full one."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from collector.collect.level import level
+from collector.collect.prune import prune
 from collector.collect.revisits import run_rechecks
 from collector.publish.history import History
 from collector.record import compact, export
 from collector.record.fileformat import read_lines
 from collector.record.rebuild import resume
 from collector.record.store import Store
-from tests.collect.test_level import context, copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_prune import context, copy, record  # noqa: F401  (the fixture)
 from tests.collect.test_revisits import HEADLINE_NEW, PARAGRAPHS_ONE_CHAR, T0, page
 
 LATE = T0 + timedelta(days=400, hours=168, minutes=1)  # the 72 h and 168 h slots due; the 24 h ones 5 days old
@@ -35,10 +35,10 @@ def timeless(event: tuple) -> tuple:
     return tuple(v[:19] if i in (6, 14) else round(v, 3) if i == 7 else v for i, v in enumerate(event))
 
 
-def levelled(full, folder, tmp_path):
+def pruned(full, folder, tmp_path):
     working = tmp_path / "working.db"
     copy(full, working)
-    done = level(working, folder, LATE, History.open(tmp_path / "published"))
+    done = prune(working, folder, LATE, History.open(tmp_path / "published"))
     return working, done
 
 
@@ -51,9 +51,9 @@ def revisit(db, tmp_path, name, folder, now=LATE):
     return summary
 
 
-def test_a_levelled_database_holds_older_texts_as_digests(record, tmp_path):
+def test_a_pruned_database_holds_older_texts_as_digests(record, tmp_path):
     _host, full, folder, ids = record
-    working, done = levelled(full, folder, tmp_path)
+    working, done = pruned(full, folder, tmp_path)
     assert done.bytes_after < done.bytes_before
     store, whole = Store(working), Store(full)
     for name in ("same", "edited"):
@@ -72,7 +72,7 @@ def test_a_levelled_database_holds_older_texts_as_digests(record, tmp_path):
 
 def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_path):
     host, full, folder, ids = record
-    working, _done = levelled(full, folder, tmp_path)
+    working, _done = pruned(full, folder, tmp_path)
     host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR)})
     for db, name in ((full, "warc-full"), (working, "warc-working")):
         assert revisit(db, tmp_path, name, folder)["performed"] == 6  # the 72 h and 168 h slots of each
@@ -95,7 +95,7 @@ def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_pa
 
 def test_a_held_text_that_cannot_be_read_is_not_comparable_and_compared_later(record, tmp_path):
     host, full, folder, ids = record
-    working, _done = levelled(full, folder, tmp_path)
+    working, _done = pruned(full, folder, tmp_path)
     host.routes.update({"/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR)})
     # No record folder, and the WARC folder of this runner lacks the older page: no event on a guess.
     assert revisit(working, tmp_path, "warc-fresh", None)["performed"] == 6
@@ -115,7 +115,7 @@ def test_a_held_text_that_cannot_be_read_is_not_comparable_and_compared_later(re
 
 def test_a_resumed_row_repeating_a_held_text_is_held_too_and_the_boundary_whole(record, tmp_path):
     _host, full, folder, ids = record
-    working, _done = levelled(full, folder, tmp_path)
+    working, _done = pruned(full, folder, tmp_path)
     # Another job revisits with the full database and exports: its unchanged texts repeat held rows.
     revisit(full, tmp_path, "warc-full", folder)
     written = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
@@ -135,7 +135,7 @@ def test_a_resumed_row_repeating_a_held_text_is_held_too_and_the_boundary_whole(
     for snapshot in held:  # held likewise, nothing read from the record
         assert compact.held(store.conn, snapshot) is not None
         assert store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0] is None
-    assert export.export_new(store, folder, now=LATE + timedelta(minutes=6)).path is None  # level, continues
+    assert export.export_new(store, folder, now=LATE + timedelta(minutes=6)).path is None  # in sync, continues
     store.conn.close()
 
 

@@ -104,13 +104,13 @@ def test_differences_are_found_across_two_vantages_streams_once(farm, tmp_path):
     listed = ok("vantage-differences", "--db", str(merged2))
     assert "reach" in listed and "text (" in listed and "one" in listed  # the outlet, for review
     # The comparing job's database is rebuilt from its stream alone (a lost cache: the workflow's
-    # level_database.sh), and compares again over a merged database holding its own differences: nothing new.
+    # sync_database.sh), and compares again over a merged database holding its own differences: nothing new.
     rebuilt = tmp_path / "vantages-rebuilt.db"
-    level = subprocess.run(["bash", str(ROOT / ".github" / "scripts" / "level_database.sh"),
+    synced = subprocess.run(["bash", str(ROOT / ".github" / "scripts" / "sync_database.sh"),
                             str(streams.folder(record, "vantages")), str(rebuilt)],
                            env={**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)},
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert level.returncode == 0, level.stdout + level.stderr
+    assert synced.returncode == 0, synced.stdout + synced.stderr
     assert [tuple(r) for r in _rows(rebuilt)] == [tuple(r) for r in _rows(mine)]
     again = ok("compare-vantages", "--db", str(rebuilt), "--from", str(merged2),
                "--now", (NOW + timedelta(minutes=20)).isoformat())

@@ -1,4 +1,4 @@
-"""Dormant articles: a levelled database holds a quiet article as one row and revisits it as the full one does."""
+"""Dormant articles: a pruned database holds a quiet article as one row and revisits it as the full one does."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from collector import settings
 from collector.clock import iso
-from collector.collect.level import level
+from collector.collect.prune import prune
 from collector.collect.revisits import due_checks
 from collector.publish.history import History
 from collector.record import compact, dormant, export, fold
@@ -17,8 +17,8 @@ from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
 from testing.farm import Reply
 from tests.collect.test_compact import PARAGRAPHS_ONE_CHAR, copy_tree, events, revisit, timeless
-from tests.collect.test_level import copy, record  # noqa: F401  (the fixture)
-from tests.collect.test_level_trim import capture_of, submit
+from tests.collect.test_prune import copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_prune_trim import capture_of, submit
 from tests.collect.test_revisits import HEADLINE_NEW, T0, page
 
 LATE = T0 + timedelta(days=400, hours=168, minutes=1)  # the 72 h and 168 h slots due
@@ -26,7 +26,7 @@ LATE = T0 + timedelta(days=400, hours=168, minutes=1)  # the 72 h and 168 h slot
 
 @pytest.fixture
 def quiet(record, tmp_path):
-    """Return (host, full database, record folder, ids, levelled database): three articles confirmed archived."""
+    """Return (host, full database, record folder, ids, pruned database): three articles confirmed archived."""
     host, full, folder, ids = record
     store = Store(full)
     for name in ("same", "edited", "gone"):  # the archive job confirmed each capture: nothing awaits it
@@ -37,7 +37,7 @@ def quiet(record, tmp_path):
     store.conn.close()
     working = tmp_path / "working.db"
     copy(full, working)
-    level(working, folder, LATE, History.open(tmp_path / "published"))
+    prune(working, folder, LATE, History.open(tmp_path / "published"))
     return host, full, folder, ids, working
 
 
@@ -112,21 +112,21 @@ def test_a_dormant_articles_revisit_writes_the_full_databases_rows_and_export(qu
     # The record with the working database's file rebuilds whole.
     counts = rebuild(tmp_path / "record-working", tmp_path / "rebuilt.db")
     assert counts["checks"] == 8 + 9 + 6
-    # Its schedule, folded in the levelled database, is the rebuilt one's and the full one's.
+    # Its schedule, folded in the pruned database, is the rebuilt one's and the full one's.
     rebuilt = Store(tmp_path / "rebuilt.db").conn
     whole, kept = fold.projection(rebuilt), fold.projection(Store(working).conn)
     assert whole == fold.from_rows(rebuilt) == fold.projection(Store(full).conn)
     assert kept == {a: whole[a] for a in kept} and set(ids.values()) - {ids["old"]} <= set(kept)
 
 
-def test_the_next_level_makes_them_dormant_again_with_every_slot_checked(quiet, tmp_path):
+def test_the_next_pruning_makes_them_dormant_again_with_every_slot_checked(quiet, tmp_path):
     host, full, folder, ids, working = quiet
     host.routes.update({"/news/edited": page(headline=HEADLINE_NEW)})
     for db, name in ((full, "warc-full"), (working, "warc-working")):
         assert revisit(db, tmp_path, name, folder)["performed"] == 6
     export.export_new(Store(working), folder, now=LATE + timedelta(minutes=5))
     later = LATE + timedelta(days=3)
-    level(working, folder, later, History.open(tmp_path / "published"))
+    prune(working, folder, later, History.open(tmp_path / "published"))
     assert [r[0] for r in rows_of(working, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == [
         ids[n] for n in ("same", "edited", "gone")]
     slots = rows_of(working, f"SELECT article_id, slots FROM {fold.TABLE} WHERE article_id IN (?, ?, ?) ORDER BY 1",
@@ -147,14 +147,14 @@ def test_the_next_level_makes_them_dormant_again_with_every_slot_checked(quiet, 
 
 def test_a_resumed_file_wakes_the_dormant_articles_it_continues(quiet, tmp_path):
     _host, full, folder, ids, working = quiet
-    # Another job (its cache lost) revisited with the full database and pushed: the saved levelled database
+    # Another job (its cache lost) revisited with the full database and pushed: the saved pruned database
     # resumes that file, whose rows repeat the dormant articles' latest snapshot and check.
     revisit(full, tmp_path, "warc-full", folder)
     path = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5)).path
     assert any(repeated_id(v) is not None for line in read_lines(path) if line.get("t") in ("snapshots", "checks")
                for v in line["r"].values())
     assert resume(folder, working)[0] == 1
-    assert export.export_new(Store(working), folder, now=LATE + timedelta(minutes=6)).path is None  # level
+    assert export.export_new(Store(working), folder, now=LATE + timedelta(minutes=6)).path is None  # in sync
     at = LATE - timedelta(hours=168) + timedelta(hours=720)
     assert due(working, at) == due(full, at) != []
     latest = "SELECT id, headline, final_url FROM snapshots WHERE article_id = ? ORDER BY captured_at DESC LIMIT 1"
@@ -174,7 +174,7 @@ def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
     for name, hours in (("within", settings.WORKING_RECENT_HOURS - 1), ("after", settings.WORKING_RECENT_HOURS + 1)):
         working = tmp_path / f"{name}.db"
         copy(full, working)
-        level(working, folder, checked + timedelta(hours=hours), History.open(tmp_path / "published"))
+        prune(working, folder, checked + timedelta(hours=hours), History.open(tmp_path / "published"))
         store = Store(working)
         try:
             rows = store.query("SELECT r.id, r.text_id, t.id IS NOT NULL AS whole FROM snapshot_rows r "
@@ -193,7 +193,7 @@ def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(
     """A collect stream's database never holds an archive answer (archive.yml writes its own stream).
 
     Kept for want of one (the default, a database the archive job reads), no article is ever quiet; with
-    --no-archive-queue (level_database.sh) they are, and are scheduled as in the full database.
+    --no-archive-queue (sync_database.sh) they are, and are scheduled as in the full database.
     """
     _host, full, folder, ids = record
     articles = sorted(ids[n] for n in ("same", "edited", "gone"))
@@ -201,8 +201,8 @@ def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(
     queued, stream = tmp_path / "queued.db", tmp_path / "stream.db"
     copy(full, queued)
     copy(full, stream)
-    level(queued, folder, LATE, History.open(tmp_path / "published"))
-    level(stream, folder, LATE, History.open(tmp_path / "published"), archive_queue=False)
+    prune(queued, folder, LATE, History.open(tmp_path / "published"))
+    prune(stream, folder, LATE, History.open(tmp_path / "published"), archive_queue=False)
     assert rows_of(queued, f"SELECT COUNT(*) FROM {dormant.TABLE}") == [(0,)]
     assert rows_of(queued, "SELECT COUNT(*) FROM snapshot_rows WHERE purpose = 'capture' AND article_id IN "
                            "(?, ?, ?)", articles) == [(3,)]  # the archive's queue, kept whole
@@ -214,15 +214,15 @@ def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(
         assert due(stream, at) == due(full, at)
 
 
-def test_the_working_databases_level_does_not_keep_the_archives_queue():
-    """Every job that levels with level_database.sh works on a stream's own database, never the archive's."""
+def test_the_working_databases_pruning_does_not_keep_the_archives_queue():
+    """Every job that levels with sync_database.sh works on a stream's own database, never the archive's."""
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
-    script = (root / ".github/scripts/level_database.sh").read_text(encoding="utf-8")
+    script = (root / ".github/scripts/sync_database.sh").read_text(encoding="utf-8")
     prunes = [line for line in script.splitlines() if "export prune" in line and not line.lstrip().startswith("#")]
     assert prunes and all("--no-archive-queue" in line for line in prunes)
     for workflow in sorted((root / ".github/workflows").glob("*.yml")):
-        if "level_database.sh" in workflow.read_text(encoding="utf-8"):
+        if "sync_database.sh" in workflow.read_text(encoding="utf-8"):
             assert workflow.name in {"collect.yml", "vantages.yml"}  # not archive.yml: it follows every stream
 
 
@@ -235,7 +235,7 @@ def test_a_database_no_job_revisits_from_leaves_a_quiet_articles_later_rows_out(
     _host, full, folder, ids, _working = quiet
     merged = tmp_path / "merged.db"
     copy(full, merged)
-    level(merged, folder, LATE, History.open(tmp_path / "published"), hold_dormant=False)
+    prune(merged, folder, LATE, History.open(tmp_path / "published"), hold_dormant=False)
     assert rows_of(merged, "SELECT COUNT(*) FROM snapshot_rows WHERE article_id = ? AND purpose = 'capture'",
                    (ids["same"],)) == [(0,)]  # left out, not packed
     assert rows_of(merged, f"SELECT slots FROM {fold.TABLE} WHERE article_id = ?", (ids["same"],)) == [(",1h,6h,24h,",)]
@@ -255,7 +255,7 @@ def test_a_database_no_job_revisits_from_leaves_a_quiet_articles_later_rows_out(
     kept = {}
     for name, hours in (("recent", 1), ("later", 7)):  # within settings.WORKING_RECENT_HOURS, and after them
         copy(merged, tmp_path / f"{name}.db")
-        level(tmp_path / f"{name}.db", None, LATE + timedelta(hours=hours), hold_dormant=False,
+        prune(tmp_path / f"{name}.db", None, LATE + timedelta(hours=hours), hold_dormant=False,
               check=lambda source: None)
         kept[name] = rows_of(tmp_path / f"{name}.db", "SELECT id FROM checks WHERE article_id = ?", (ids["same"],))
         assert rows_of(tmp_path / f"{name}.db", f"SELECT slots FROM {fold.TABLE} WHERE article_id = ?",

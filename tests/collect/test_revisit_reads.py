@@ -30,7 +30,7 @@ from collector.record.streams import next_id
 from testing.farm import Reply
 from tests.collect.test_compact import LATE, PARAGRAPHS_ONE_CHAR, context
 from tests.collect.test_dormant import quiet  # noqa: F401  (the fixture)
-from tests.collect.test_level import record  # noqa: F401  (the fixture quiet uses)
+from tests.collect.test_prune import record  # noqa: F401  (the fixture quiet uses)
 from tests.collect.test_revisits import HEADLINE_NEW, page
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "how-it-works.md"
@@ -89,7 +89,7 @@ def _held_snapshot(conn) -> int:
     return row[0] if row else 0
 
 
-# How the test calls each function the page names, on a levelled database (conn) and the fixture's articles.
+# How the test calls each function the page names, on a pruned database (conn) and the fixture's articles.
 CALLS = {
     "revisits.pending_articles": lambda conn, ids: revisits.pending_articles(conn),
     "dormant.url_of": lambda conn, ids: dormant.url_of(conn, ids["same"]),
@@ -107,7 +107,7 @@ CALLS = {
 
 def test_the_page_names_each_function_the_test_calls():
     assert set(documented()) == set(CALLS), "the page's table and CALLS name different functions"
-    assert levelled_only() == {"dormant.url_of", "dormant.wake", "compact.held"}
+    assert pruned_only() == {"dormant.url_of", "dormant.wake", "compact.held"}
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -119,21 +119,21 @@ def test_each_function_reads_what_the_page_says(quiet, name):
         reads = Reads(store.conn)
         store.conn.execute("BEGIN")
         CALLS[name](store.conn, ids)
-        store.conn.execute("ROLLBACK")  # wake writes: the next call meets the database as levelled
+        store.conn.execute("ROLLBACK")  # wake writes: the next call meets the database as pruned
         store.conn.set_authorizer(None)
     finally:
         store.conn.close()
     assert reads.tables == documented()[name], f"{name} reads {sorted(reads.tables)}"
 
 
-@pytest.mark.parametrize("which", ["levelled", "full"])
+@pytest.mark.parametrize("which", ["pruned", "full"])
 def test_a_whole_revisit_asks_only_what_the_page_says(quiet, tmp_path, which):
     host, full, folder, ids, working = quiet
-    # A change of text (in the levelled database the older text held as digests), of headline, and an
+    # A change of text (in the pruned database the older text held as digests), of headline, and an
     # absence: every question asked.
     host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR),
                         "/news/gone": Reply(404)})
-    ctx = context(working if which == "levelled" else full, tmp_path, LATE, f"warc-{which}")
+    ctx = context(working if which == "pruned" else full, tmp_path, LATE, f"warc-{which}")
     ctx.record_dir = folder
     reads = Reads(ctx.store.conn, by_statement=True)
     try:
@@ -147,11 +147,11 @@ def test_a_whole_revisit_asks_only_what_the_page_says(quiet, tmp_path, which):
     named = set().union(*documented().values())
     assert reads.asked - named == set(), f"a revisit asks {sorted(reads.asked - named)}, which the page does not name"
     if which == "full":  # the questions marked "a pruned database" are never asked of a full one
-        named = set().union(*(t for code, t in documented().items() if code not in levelled_only()))
+        named = set().union(*(t for code, t in documented().items() if code not in pruned_only()))
     assert named - reads.tables == set(), f"the page names {sorted(named - reads.tables)}, which a revisit never reads"
 
 
-def levelled_only() -> set[str]:
+def pruned_only() -> set[str]:
     """Return the code names of the page's rows marked "(a pruned database)"."""
     text = DOC.read_text(encoding="utf-8").split(SECTION, 1)[1]
     return {m.group(1) for m in re.finditer(r"^\|[^|\n]*\(a pruned database\)[^|\n]*\| `([\w.]+)`", text, re.M)}

@@ -110,7 +110,7 @@ def test_a_forged_well_chained_file_pushed_into_the_record_is_not_signed_and_sto
     assert (record / forged).is_file() and not sshsig.signature_path(record / forged).exists()
     chain = CliRunner().invoke(cli, ["export", "verify", "--out", str(record), "--chain-only"])
     assert chain.exit_code == 0 and "3 export files, chain intact" in chain.output  # as good as the record
-    # The job brings its database level with the record (it reads the forged rows), collects, exports.
+    # The job brings its database in sync with the record (it reads the forged rows), collects, exports.
     resumed = CliRunner().invoke(cli, ["export", "rebuild", "--resume", "--out", str(record), "--db", str(db)])
     assert resumed.exit_code == 0, resumed.output
     store = Store(db)

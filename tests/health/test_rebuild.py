@@ -1,4 +1,4 @@
-"""A restore that fell back to a rebuild is recorded (level_database.sh, `run --restored-by-rebuild`) and raised."""
+"""A restore that fell back to a rebuild is recorded (sync_database.sh, `run --restored-by-rebuild`) and raised."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 WHEN = datetime(2026, 9, 1, tzinfo=timezone.utc)
 
 
-def _level(tmp_path: Path, db: Path, resumes: bool) -> str:
-    """Return what level_database.sh appended to $GITHUB_ENV, its collector a stand-in whose resume
+def _sync(tmp_path: Path, db: Path, resumes: bool) -> str:
+    """Return what sync_database.sh appended to $GITHUB_ENV, its collector a stand-in whose resume
     succeeds or not (the real rebuild and resume are tests/test_workflows.py's)."""
     stand_in = tmp_path / "python"
     stand_in.write_text("#!/bin/bash\n"
@@ -29,18 +29,18 @@ def _level(tmp_path: Path, db: Path, resumes: bool) -> str:
     env_file = tmp_path / "github_env"
     env_file.write_text("")
     env = dict(os.environ, PYTHON=str(stand_in), GITHUB_ENV=str(env_file))
-    done = subprocess.run(["bash", str(ROOT / ".github" / "scripts" / "level_database.sh"), str(tmp_path / "record"),
+    done = subprocess.run(["bash", str(ROOT / ".github" / "scripts" / "sync_database.sh"), str(tmp_path / "record"),
                            str(db)], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stdout + done.stderr
     return env_file.read_text()
 
 
-def test_level_database_says_when_it_rebuilt(tmp_path):
+def test_sync_database_says_when_it_rebuilt(tmp_path):
     saved = tmp_path / "saved.db"
     saved.write_bytes(b"a cached copy")
-    assert _level(tmp_path, saved, resumes=True) == ""  # the cached copy continues the record
-    assert _level(tmp_path, tmp_path / "none.db", resumes=True) == "RESTORED_BY=missing\n"
-    assert _level(tmp_path, saved, resumes=False) == "RESTORED_BY=unusable\n"
+    assert _sync(tmp_path, saved, resumes=True) == ""  # the cached copy continues the record
+    assert _sync(tmp_path, tmp_path / "none.db", resumes=True) == "RESTORED_BY=missing\n"
+    assert _sync(tmp_path, saved, resumes=False) == "RESTORED_BY=unusable\n"
 
 
 def test_runs_on_a_rebuilt_database_raise_storage_rebuild(tmp_path, farm):

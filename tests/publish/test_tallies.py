@@ -187,10 +187,10 @@ def test_a_failed_update_leaves_the_aggregates_as_they_were(tmp_path, monkeypatc
         store.conn.close()
 
 
-def test_a_level_for_figures_keeps_each_streams_latest_listing_its_next_unchanged_answer_names(tmp_path):
+def test_a_pruning_for_figures_keeps_each_streams_latest_listing_its_next_unchanged_answer_names(tmp_path):
     """A database following two vantages: vantage A's feed unchanged since days before the level (a 304
     then records entries_of its listing), vantage B's read since. A's listing must outlive the level."""
-    from collector.collect.level import level
+    from collector.collect.prune import prune
     from collector.publish.history import History
 
     db = tmp_path / "follower.db"
@@ -209,7 +209,7 @@ def test_a_level_for_figures_keeps_each_streams_latest_listing_its_next_unchange
                               "fetched_at": iso(old), "kind": "rss", "entry_count": 0})  # A's last row: kept anyway
     store.conn.close()
     ranges = [(0, east), (east, east + 2 ** 40)]
-    level(db, tmp_path, NOW + timedelta(days=1), History.memory(), figures=True, hold_dormant=False,
+    prune(db, tmp_path, NOW + timedelta(days=1), History.memory(), figures=True, hold_dormant=False,
           check=lambda source: None, ranges=ranges)
     store = Store(db)
     try:

@@ -107,7 +107,7 @@ def test_workflow_cycle_round_trips(tmp_path, outlets):  # noqa: F811
 
     lines = [json.loads(x) for x in fileformat.read_text(two.path).splitlines()[1:]]
     # The collect workflow keeps its database in the Actions cache: a copy of the first
-    # database, saved after its export, is brought level by reading only the second file.
+    # database, saved after its export, is brought in sync by reading only the second file.
     files, counts = rebuilding.resume(record, tmp_path / "cached.db")
     assert files == 1 and counts["snapshots"] == two.rows["snapshots"]
     assert dump(tmp_path / "cached.db") == dump(tmp_path / "second.db")
@@ -240,7 +240,7 @@ def test_round_trip_of_direct_rows_with_state_changes(small, tmp_path):
 
 
 def _resumable(small, tmp_path) -> tuple[Path, Path]:
-    """Export the small database twice (two files); return (record, a copy level with file 1)."""
+    """Export the small database twice (two files); return (record, a copy in sync with file 1)."""
     store, article, record = small
     ex.export_new(store, record, now=DAY)
     store.checkpoint()
@@ -257,8 +257,8 @@ def test_resume_reads_only_the_later_files_and_equals_a_rebuild(small, tmp_path)
     files, counts = rebuilding.resume(record, cached)
     assert files == 1 and counts == {"runs": 1, "requests": 1, "snapshots": 1, "capture_queue": 1}
     assert dump(cached) == dump(tmp_path / "small.db")
-    assert rebuilding.resume(record, cached) == (0, {})  # level already: reads nothing
-    # The state tables' shadows were brought level too: nothing is found to export again.
+    assert rebuilding.resume(record, cached) == (0, {})  # in sync already: reads nothing
+    # The state tables' shadows were brought in sync too: nothing is found to export again.
     again = ex.export_new(Store(cached), record, now=DAY + timedelta(hours=2))
     assert again.path is None
 
@@ -391,7 +391,7 @@ def test_command_line(small, tmp_path):
         assert "Example:" in runner.invoke(export_command, [command, "--help"]).output
 
 
-def test_a_database_not_level_with_the_folder_reads_the_folder(small):
+def test_a_database_not_in_sync_with_the_folder_reads_the_folder(small):
     """A database whose export bookkeeping is lost still writes only what the files lack."""
     store, _article_id, record = small
     ex.export_new(store, record, now=DAY)

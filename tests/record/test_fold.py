@@ -111,8 +111,8 @@ def test_the_projection_is_never_exported_and_never_an_observation(tmp_path):
 
 
 def _fixture(tmp_path: Path, name: str) -> Path:
-    """Return a copy of a database written by the code before migration 17 (tests/data/fold/: a levelled working
-    database holding three quiet articles as dormant rows, and the full database it was levelled from)."""
+    """Return a copy of a database written by the code before migration 17 (tests/data/fold/: a pruned working
+    database holding three quiet articles as dormant rows, and the full database it was pruned from)."""
     out = tmp_path / f"{name}.db"
     with gzip.open(DATA / f"{name}-v16.db.gz") as src, open(out, "wb") as dst:
         shutil.copyfileobj(src, dst)
@@ -157,11 +157,11 @@ def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was(tmp_path):
     raw.close()
 
 
-def test_a_level_keeps_the_schedules_of_articles_owed_a_check_or_whose_rows_it_keeps(tmp_path):
+def test_a_pruning_keeps_the_schedules_of_articles_owed_a_check_or_whose_rows_it_keeps(tmp_path):
     rows = synthetic(5)
     whole = insert(tmp_path / "full.db", [(t, r) for t, table in rows.items() for r in table])
     whole.checkpoint()
-    held = {3, 4, 5}  # the rows a level copies (some of an article's only: its triggers fold part of it)
+    held = {3, 4, 5}  # the rows a pruning copies (some of an article's only: its triggers fold part of it)
     copied = [(t, r) for t, table in rows.items() for r in table
               if (r["id"] if t == "articles" else r["article_id"]) in held and (t != "checks" or r["id"] % 2)]
     working = insert(tmp_path / "working.db", copied)

@@ -1,5 +1,5 @@
 """The address keys' projection (collector/record/fold_keys.py): every key, folded whatever order rows arrive in,
-kept whole by a level, and made from the known keys of the databases the code before wrote."""
+kept whole by a pruning, and made from the known keys of the databases the code before wrote."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
 
 def _fixture(tmp_path: Path, name: str) -> Path:
     """Return a copy of a database the code before migration 18 wrote (tests/data/fold/, made at d65710c by
-    tests/record/test_dormant.py's `quiet` fixture and tests/collect/test_follow_level.py's first follow and
-    level): working-v17, a levelled working database (export_known_keys) and full-v17, the full one it was
-    levelled from; part-v17, a follower's levelled database of stream hosted-1of2 (export_known_keys and
-    export_identities) and part-whole-v17, that stream's own database, never levelled."""
+    tests/record/test_dormant.py's `quiet` fixture and tests/collect/test_follow_level.py's, now
+    test_follow_prune.py's, first follow and level): working-v17, a pruned working database (export_known_keys)
+    and full-v17, the full one it was pruned from; part-v17, a follower's pruned database of stream hosted-1of2 (export_known_keys and
+    export_identities) and part-whole-v17, that stream's own database, never pruned."""
     out = tmp_path / f"{name}.db"
     with gzip.open(DATA / f"{name}.db.gz") as src, open(out, "wb") as dst:
         shutil.copyfileobj(src, dst)
@@ -89,7 +89,7 @@ def test_the_projection_is_never_exported_and_a_writer_without_its_function_is_r
     raw.close()
 
 
-def test_a_levelled_working_database_of_the_code_before_knows_every_key_after_the_migration(tmp_path):
+def test_a_pruned_working_database_of_the_code_before_knows_every_key_after_the_migration(tmp_path):
     working_path, full_path = _fixture(tmp_path, "working-v17"), _fixture(tmp_path, "full-v17")
     raw = sqlite3.connect(working_path)
     assert raw.execute("PRAGMA user_version").fetchone()[0] == 17
@@ -111,7 +111,7 @@ def test_a_levelled_working_database_of_the_code_before_knows_every_key_after_th
         full.close()
 
 
-def test_a_followers_levelled_stream_database_of_the_code_before_keeps_its_identities(tmp_path):
+def test_a_followers_pruned_stream_database_of_the_code_before_keeps_its_identities(tmp_path):
     """Its known keys become the projection; export_identities, which a merge maps one address of two streams
     by (record/merge.py article_map), is not folded yet and stays as it was, named prune_identities (migration 19)."""
     part_path, whole_path = _fixture(tmp_path, "part-v17"), _fixture(tmp_path, "part-whole-v17")

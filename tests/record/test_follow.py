@@ -1,4 +1,4 @@
-"""A database that follows every record stream, level with each stream's new files (collector/record/follow.py)."""
+"""A database that follows every record stream, in sync with each stream's new files (collector/record/follow.py)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_the_followed_database_equals_a_full_rebuild_after_every_increment_in_an
         [(b, "2026-08-13T04:10:00Z", ["y", "z"], ("1h",)), (c, "2026-08-13T04:20:00Z", ["x"], ("1h",))],
         [(c, "2026-08-13T05:00:00Z", ["x", "w"], ("6h",))],
         [(a, "2026-08-13T06:00:00Z", ["x", "v"], ("24h",)), (b, "2026-08-13T06:05:00Z", ["v"], ("24h",))],
-        [],  # nothing new: level already
+        [],  # nothing new: in sync already
     ]
     merged_anew = []
     for n, step in enumerate(steps):
@@ -129,7 +129,7 @@ def test_a_late_file_that_changes_an_earlier_decision_merges_anew_and_still_equa
     bd.run("2026-08-13T04:00:00Z", ["x"])  # the Bangladesh runner's file arrives late: it saw x first
     done = _check(tmp_path, root, db, 1)
     assert done.merged_anew and "seen before" in done.why
-    assert done.rebuilt == ["bd-1of1"]  # a stream new to it; hosted-1of1's own database was brought level
+    assert done.rebuilt == ["bd-1of1"]  # a stream new to it; hosted-1of1's own database was brought in sync
     hosted.run("2026-08-13T06:00:00Z", ["x", "y"], ("6h",))
     assert not _check(tmp_path, root, db, 2).merged_anew
 
@@ -150,7 +150,7 @@ def test_a_database_that_did_not_hold_what_the_streams_held_is_merged_anew(tmp_p
 
 
 def test_an_address_known_by_its_digest_alone_maps_a_later_streams_article_to_it(tmp_path):
-    """A levelled stream's database (collect/follow_level.py) knows an article it left out by its key's digest."""
+    """A pruned stream's database (collect/follow_prune.py) knows an article it left out by its key's digest."""
     from collector.record.articles import CREATE_IDENTITIES, IDENTITIES, key_digest
 
     url = "https://o.test/x"

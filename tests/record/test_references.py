@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from collector.collect.level import level
+from collector.collect.prune import prune
 from collector.publish.history import History
 from collector import settings
 from collector.record import export, references, shadows, streams
@@ -16,7 +16,7 @@ from collector.record.follow import tops
 from collector.record.rebuild import rebuild
 from collector.record.store import Store
 from collector.record.tables import record_tables
-from tests.collect.test_level import copy, record  # noqa: F401 (record: the fixture)
+from tests.collect.test_prune import copy, record  # noqa: F401 (record: the fixture)
 from tests.collect.test_revisits import T0
 
 NOW = T0 + timedelta(days=400, hours=72, minutes=1)
@@ -42,7 +42,7 @@ def test_a_pruned_database_points_into_the_record_and_its_export_checks_it(recor
     _host, full, folder, ids = record
     working = tmp_path / "working.db"
     copy(full, working)
-    level(working, folder, NOW, History.open(tmp_path / "published"))
+    prune(working, folder, NOW, History.open(tmp_path / "published"))
     store, whole = Store(working), Store(full)
     assert store.one("PRAGMA foreign_keys")[0] == 0 and whole.one("PRAGMA foreign_keys")[0] == 1
     held = {r[0] for r in store.query("SELECT id FROM snapshots")}

@@ -1,4 +1,5 @@
-"""Migration 19 (record/renames.py): a database's own tables renamed in place, on databases the code before wrote."""
+"""Migrations 19 and 20 (record/renames.py): a database's own tables and a column renamed in place, on databases the
+code before wrote."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from collector.health.checks import Inputs
 from collector.health.jobs import stream_names
 from collector.publish import tallies
 from collector.publish.cells import read_block
-from collector.record import compact, compare_merged, dormant, renames, schema, shadows, streams
+from collector.record import compact, compare_merged, dormant, references, renames, schema, shadows, streams
 from collector.record.fileformat import NOT_RECORDED
 from collector.record.store import Store, open_read_only
 from collector.record.tables import record_tables
@@ -29,7 +30,8 @@ EXPORT_OWN = ("export_head", "export_stream", "export_written", "export_shadow_"
 
 def _fixture(tmp_path: Path, name: str) -> Path:
     """Return a copy of a database the code before migration 19 wrote (tests/data/renames/, made at 881d76e by
-    tests/collect/test_follow_level.py's pruned pages follower, `export follow --prune-every 4 --for-figures`):
+    tests/collect/test_follow_level.py's (now test_follow_prune.py's) pruned pages follower, `export follow
+    --prune-every 4 --for-figures`):
     pages-v18, that follower (export_tally_*, export_merged, export_followed, export_level); part-v18, by its
     first test's pruned archive follower 60 hours later, that follower's database of stream hosted-1of2
     (export_identities of the articles it left out, export_level). pages-v18-figures.json is what that code's
@@ -66,6 +68,7 @@ def test_a_database_the_code_before_wrote_has_its_tables_renamed_in_place(tmp_pa
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA user_version").fetchone()[0] == 18
     before = {old: _rows(raw, old) for old in renames.RENAMED if old in _tables(raw)}
+    pruned_at = raw.execute("SELECT levelled_at FROM export_level").fetchone()[0]
     record = {t: _rows(raw, t) for t in record_tables(raw)}
     raw.close()
     assert {"export_merged", "export_followed", "export_level"} <= set(before)
@@ -86,7 +89,8 @@ def test_a_database_the_code_before_wrote_has_its_tables_renamed_in_place(tmp_pa
         assert [t for t in names if t not in record_tables(conn) and not t.startswith(NOT_RECORDED)
                 and not t.startswith("snapshots_fts") and t not in schema.STORAGE_TABLES] == []
         assert {t: _rows(conn, t) for t in record_tables(conn)} == record  # the record's rows untouched
-        assert shadows.levelled_at(conn) and shadows.figures_from(conn) is not None
+        assert shadows.pruned_at(conn) == pruned_at and shadows.figures_from(conn) is not None
+        assert "levelled_at" not in {r[1] for r in conn.execute("PRAGMA table_info(prune_state)")}  # migration 20
     finally:
         store.close()
 
@@ -117,6 +121,8 @@ def test_what_reads_a_database_without_opening_it_reads_one_the_code_before_wrot
     try:
         assert renames.name_in(old, streams.MERGED_TABLE) == "export_merged"
         assert renames.name_in(new, streams.MERGED_TABLE) == streams.MERGED_TABLE
+        assert renames.column_in(new, "prune_state", "pruned_at") == "pruned_at"
+        assert renames.column_in(new, "prune_state", "no_such") is None
         names = {n: stream_names(Inputs(c, datetime.now(timezone.utc), p)) for n, c, p in
                  (("old", old, old_path), ("new", new, new_path))}
         assert names["old"] == names["new"] and len(names["new"]) == 5  # four streams and the default
@@ -149,6 +155,24 @@ def test_a_database_holding_both_names_is_refused_and_left_as_it_was(tmp_path):
     # Which of the two holds its state is unknown.
     refused_unchanged(_fixture(tmp_path, "part-v18"), f"CREATE TABLE {streams.MERGED_TABLE} (x)",
                       "both export_merged and sync_merged", 18).close()
+
+
+def test_a_pruning_read_without_migrating_is_read_under_the_columns_former_name(tmp_path):
+    """A stream's own database read by a plain connection (record/follow.py `pruned`): migration 20 has not run."""
+    path = _fixture(tmp_path, "part-v18")
+    raw = sqlite3.connect(path)
+    try:
+        raw.execute("ALTER TABLE export_level RENAME TO prune_state")  # as migration 19 left it, 20 not yet run
+        assert "levelled_at" in {r[1] for r in raw.execute("PRAGMA table_info(prune_state)")}
+        assert shadows.pruned_at(raw) == raw.execute("SELECT levelled_at FROM prune_state").fetchone()[0]
+        assert references.pruned(raw) and shadows.figures_as_aggregates(raw) is False
+    finally:
+        raw.close()
+
+
+def test_a_pruning_holding_both_column_names_is_refused_and_left_as_it_was(tmp_path):
+    refused_unchanged(_fixture(tmp_path, "part-v18"), "ALTER TABLE export_level ADD COLUMN pruned_at TEXT",
+                      "both levelled_at and pruned_at are columns of prune_state", 18).close()
 
 
 def test_a_new_database_has_no_table_by_a_former_name(tmp_path):

@@ -35,7 +35,7 @@ def test_the_time_stamping_runs_rows_exported_the_saved_database_resumes(tmp_pat
     first, second = _job(tmp_path, second_export=True)
     assert first.path is not None and second.path is not None and second.rows["runs"] == 1
     files, _ = rebuild.resume(tmp_path / "record", tmp_path / "work.db")
-    assert files == 0  # level with the pushed record: nothing to read, nothing rebuilt
+    assert files == 0  # in sync with the pushed record: nothing to read, nothing rebuilt
 
 
 def test_without_that_export_the_next_job_would_have_to_rebuild_from_the_whole_record(tmp_path):

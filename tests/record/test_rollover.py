@@ -117,7 +117,7 @@ def test_verify_finds_a_broken_boundary(years, damage, message):
 
 
 def test_a_new_years_folder_is_never_started_from_nothing(years, tmp_path):
-    """Exporting to an empty folder a database level with another's file would start a second record."""
+    """Exporting to an empty folder a database in sync with another's file would start a second record."""
     _, _, work, _ = years
     store = Store(work)
     job(store, 7, NEW_YEAR + timedelta(days=2))

@@ -214,7 +214,7 @@ def test_stream_names_are_checked():
 
 
 def test_a_working_database_is_rebuilt_from_its_own_stream_alone(tmp_path, record):
-    """level_database.sh rebuilds with --stream .: the default stream's folder holds the others' too."""
+    """sync_database.sh rebuilds with --stream .: the default stream's folder holds the others' too."""
     store = Store(tmp_path / "default.db")
     store.insert("runs", {"command": "run", "started_at": "t", "vantage": "hosted", "software_version": "0",
                           "settings": "{}"})

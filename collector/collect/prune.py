@@ -3,7 +3,7 @@
 The database a job restores from the Actions cache and updates need not hold
 the whole record: the committed record (data/record, one repository per
 period) holds it, and `export rebuild` makes the full database for browsing.
-`level` writes a new, smaller database holding:
+`prune` writes a new, smaller database holding:
 
 * every state table (outlets, run finishes) whole but the capture queue, of
   which the rows still pending and those a release still counts (their month
@@ -41,10 +41,11 @@ head names that file, by SHA-256; the resume or rebuild that brought it
 in sync checked the chain up to it), hold no row after that file's last ids
 and no state that differs from the record's. Search is the full database's.
 
-This is `python -m collector export prune` (formerly `export level`): "level"
-in this module's names (level, Levelled, leveltime.py, follow_level.py) is
-the command's historical name, kept for what imports them. What a pruning
-left out is its table prune_state (export_level before migration 19).
+This is `python -m collector export prune` (formerly `export level`, a name
+still accepted; this module was level.py). What a pruning left out is its
+table prune_state (export_level before migration 19). "Sync" says a database
+holds what the record holds up to its last file; "prune" says rows in the
+record were left out.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ WHOLE = ("outlet_groups", "outlets", "source_probes", "sources", "events",
 
 
 @dataclass
-class Levelled:
+class Pruned:
     """What one pruning kept and left out, rows per table, and how long it took."""
 
     path: Path
@@ -89,10 +90,10 @@ class Levelled:
     skipped: str | None = None  # why the database was left as it was
 
 
-def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
+def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
           new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True,
           identity_digests: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
-          check=None, ranges: list[tuple[int, int]] = ()) -> Levelled:
+          check=None, ranges: list[tuple[int, int]] = ()) -> Pruned:
     """Return what was kept after writing the bounded working database of db_path.
 
     out_dir is the record folder the database is in sync with (its newest
@@ -108,7 +109,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     the database that follows every stream) no capture is kept for want of
     an archive answer: none is ever recorded in that database.
 
-    A database that follows every stream (collect/follow_level.py) prunes its
+    A database that follows every stream (collect/follow_prune.py) prunes its
     streams' own databases with identity_digests=True (of every article left out,
     its key's digest, id and first sighting: a merge maps one address several
     streams recorded to one article by them, record/articles.py IDENTITIES)
@@ -121,12 +122,12 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     """
     started = time.monotonic()
     db_path, target = Path(db_path), Path(new_path) if new_path else None
-    temporary = (target or db_path).with_name((target or db_path).name + ".levelling")
+    temporary = (target or db_path).with_name((target or db_path).name + ".pruning")
     for leftover in _files(temporary):
         leftover.unlink(missing_ok=True)
     if check is None and last_batch(Path(out_dir)) is None and _empty(db_path):
         size = _size(db_path)
-        return Levelled(db_path, bytes_before=size, bytes_after=size, skipped=f"{out_dir} holds no export file "
+        return Pruned(db_path, bytes_before=size, bytes_after=size, skipped=f"{out_dir} holds no export file "
                         "yet and the database no row: nothing to leave out")
     source = Store(db_path)
     try:
@@ -152,7 +153,7 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     since = "" if figures and published_from is None else since
     if available and (not since or parse_instant(since) < parse_instant(available)):
         since = available
-    result = Levelled(target or db_path, bytes_before=_size(db_path))
+    result = Pruned(target or db_path, bytes_before=_size(db_path))
     try:
         new = Store(temporary)
         try:
@@ -178,12 +179,12 @@ def level(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                         shadows.copy_table(conn, table)  # as exported: the state equals the record's
                 if head is not None:  # a database that follows every stream and writes none has no head
                     shadows.set_head(conn, *head)
-                conn.execute(f"CREATE TABLE {shadows.LEVEL_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
-                             "first_event REAL, levelled_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
+                conn.execute(f"CREATE TABLE {shadows.PRUNE_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                             "first_event REAL, pruned_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
                              "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL, aggregates INTEGER)")
-                conn.execute(f"INSERT INTO {shadows.LEVEL_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                conn.execute(f"INSERT INTO {shadows.PRUNE_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
                              (floor, iso(now), iso(recent), since, result.bytes_before,
-                              time.monotonic() - started, int(figures)))  # what pruning this much cost: leveltime.py
+                              time.monotonic() - started, int(figures)))  # what pruning this much cost: prunetime.py
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
@@ -222,7 +223,7 @@ def due(db_path: str | Path, now: datetime | None, hours: float) -> tuple[bool, 
     """Return (whether pruning is due, when the database was last pruned): not within `hours` of now."""
     store = Store(db_path)
     try:
-        last = shadows.levelled_at(store.conn)
+        last = shadows.pruned_at(store.conn)
         now = now or _last_run(store) or Clock().now()
     finally:
         store.close()

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from collector.cli.main import cli
 from collector.clock import Clock
 from collector.collect.context import RunContext
-from collector.collect.level import level
+from collector.collect.prune import prune
 from collector.collect.revisits import due_checks, run_rechecks
 from collector.publish.cells import first_event
 from collector.publish.history import History
@@ -90,12 +90,12 @@ def record(farm, tmp_path):
     return host, full, tmp_path / "record", {"old": old, **ids}
 
 
-def test_every_job_works_on_the_levelled_database_as_on_the_full_one(record, tmp_path):
+def test_every_job_works_on_the_pruned_database_as_on_the_full_one(record, tmp_path):
     host, full, folder, ids = record
     now = T0 + timedelta(days=400, hours=72, minutes=1)  # the 72 h slots fall due
     working = tmp_path / "working.db"
     copy(full, working)
-    done = level(working, folder, now, History.open(tmp_path / "published"))
+    done = prune(working, folder, now, History.open(tmp_path / "published"))
     # The old article's 8 rechecks, and the 1 h and 6 h rechecks of the others (older than the newest hours;
     # each keeps its capture and latest). A database this small gains a page for each bookkeeping table.
     assert done.left_out["snapshots"] == 8 + 6
@@ -117,14 +117,14 @@ def test_every_job_works_on_the_levelled_database_as_on_the_full_one(record, tmp
     seen = observed(working)
     assert seen == observed(full)
     assert (ids["edited"], "changed", "headline") in {e[:3] for e in seen["events"]}  # the revisit compared
-    # The levelled database's export continues the record, and the record rebuilds whole.
+    # The pruned database's export continues the record, and the record rebuilds whole.
     written = export.export_new(Store(working), folder, now=now + timedelta(minutes=5))
     assert written.path is not None and written.rows["checks"] == 3
     counts = rebuild(folder, tmp_path / "rebuilt.db")
     assert counts["checks"] == 8 + 9 + 3
 
 
-def test_levelling_refuses_rows_the_record_lacks_and_changes_nothing(record, tmp_path):
+def test_pruning_refuses_rows_the_record_lacks_and_changes_nothing(record, tmp_path):
     _host, full, folder, _ids = record
     store = Store(full)
     store.insert("runs", {"command": "late", "started_at": "2027-02-06T00:00:00.000000Z", "vantage": "test",
@@ -133,14 +133,14 @@ def test_levelling_refuses_rows_the_record_lacks_and_changes_nothing(record, tmp
     store.conn.close()
     before = digest(full)
     with pytest.raises(ExportError, match="never exported"):
-        level(full, folder, T0 + timedelta(days=403), History.open(tmp_path / "published"))
-    assert digest(full) == before and not list(tmp_path.glob("*.levelling*"))
+        prune(full, folder, T0 + timedelta(days=403), History.open(tmp_path / "published"))
+    assert digest(full) == before and not list(tmp_path.glob("*.pruning*"))
     result = CliRunner().invoke(cli, ["export", "prune", "--db", str(full), "--out", str(folder),
                                       "--published", str(tmp_path / "published")])
     assert result.exit_code == 1 and "prune refused" in result.output and digest(full) == before
 
 
-def test_levelling_refuses_a_database_behind_the_record(record, tmp_path):
+def test_pruning_refuses_a_database_behind_the_record(record, tmp_path):
     _host, full, folder, _ids = record
     behind = tmp_path / "behind.db"
     copy(full, behind)
@@ -151,7 +151,7 @@ def test_levelling_refuses_a_database_behind_the_record(record, tmp_path):
     store.conn.close()
     before = digest(behind)
     with pytest.raises(ExportError, match="not in sync with"):
-        level(behind, folder, T0 + timedelta(days=403), History.open(tmp_path / "published"))
+        prune(behind, folder, T0 + timedelta(days=403), History.open(tmp_path / "published"))
     assert digest(behind) == before
 
 
@@ -186,30 +186,30 @@ def figures_record(tmp_path):
     return full, folder, published, NOW + timedelta(days=9)
 
 
-def test_published_figures_from_a_levelled_database_equal_the_full_rebuilds(tmp_path):
+def test_published_figures_from_a_pruned_database_equal_the_full_rebuilds(tmp_path):
     full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
-    done = level(working, folder, later, History.open(published), figures=True)  # export level --for-figures
+    done = prune(working, folder, later, History.open(published), figures=True)  # export level --for-figures
     assert done.left_out.get("requests", 0) > 0  # October's requests: the published weeks', in the record
     assert done.left_out.get("capture_queue", 0) > 0  # and October's finished queue rows
     rebuilt = tmp_path / "rebuilt.db"
     rebuild(folder, rebuilt)
     outcomes = []
-    for db in (rebuilt, working, full):  # full: never levelled, released as it always was
+    for db in (rebuilt, working, full):  # full: never pruned, released as it always was
         kept = tmp_path / f"history-{db.stem}"
         shutil.copytree(published, kept)
         outcome = release(Store(db), later, History.open(kept, kept), write=False)
         assert outcome.periods and outcome.audit.passed
         outcomes.append(json.dumps([outcome.published, outcome.decisions], sort_keys=True, ensure_ascii=False))
     assert outcomes[0] == outcomes[1] == outcomes[2]
-    # The record's first observation is not in the levelled database, but when it was is.
+    # The record's first observation is not in the pruned database, but when it was is.
     first = "SELECT MIN(started_at) FROM requests"
     assert Store(working).one(first)[0] > Store(rebuilt).one(first)[0]
     assert first_event(Store(working)) == first_event(Store(rebuilt))
 
 
-def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(record, tmp_path):
+def test_pruning_counts_the_recent_ledger_back_from_the_databases_last_run(record, tmp_path):
     _host, full, folder, _ids = record
     result = CliRunner().invoke(cli, ["export", "prune", "--db", str(full), "--out", str(folder),
                                       "--published", str(tmp_path / "published")])
@@ -221,7 +221,7 @@ def test_levelling_counts_the_recent_ledger_back_from_the_databases_last_run(rec
     assert last.startswith("2027-02-06") and recent.startswith("2027-02-04")
 
 
-def test_a_database_levelled_lately_is_left_as_it_is(record, tmp_path):
+def test_a_database_pruned_lately_is_left_as_it_is(record, tmp_path):
     _host, full, folder, _ids = record
     args = ["export", "prune", "--db", str(full), "--out", str(folder), "--published", str(tmp_path / "published")]
     first = CliRunner().invoke(cli, [*args, "--unless-within", "20"])
@@ -244,7 +244,7 @@ def test_a_streams_working_database_stays_its_streams(tmp_path):
                                   "software_version": "0", "settings": {}})
     export.export_new(store, out)
     store.conn.close()
-    level(db, out, None, History.open(tmp_path / "published"))
+    prune(db, out, None, History.open(tmp_path / "published"))
     store = Store(db)
     assert streams.stream_of(store.conn) == "hosted-2" and streams.in_range("hosted-2", first)
     following = store.insert("runs", {"command": "run", "started_at": "2027-02-06T01:00:00.000000Z",
@@ -264,4 +264,4 @@ def test_the_first_job_levels_nothing_before_the_first_export(tmp_path):
                           "software_version": "0", "settings": {}})
     store.conn.close()
     with pytest.raises(ExportError, match="holds no export file"):
-        level(db, out, None, History.open(tmp_path / "published"))
+        prune(db, out, None, History.open(tmp_path / "published"))

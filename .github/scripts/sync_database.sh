@@ -23,10 +23,10 @@
 # that did not continue the record) is appended to $GITHUB_ENV, and collect.yml's run records it in its
 # counts (`run --restored-by-rebuild`), which the storage-rebuild health check reads.
 #
-#   bash .github/scripts/level_database.sh data/record data/takedownwatch.db
+#   bash .github/scripts/sync_database.sh data/record data/takedownwatch.db
 set -euo pipefail
-record=${1:?usage: level_database.sh RECORD DB}
-db=${2:?usage: level_database.sh RECORD DB}
+record=${1:?usage: sync_database.sh RECORD DB}
+db=${2:?usage: sync_database.sh RECORD DB}
 python=${PYTHON:-python}
 # Pruning copies the whole working database (under a minute at 40 outlets): 6 a day.
 every=${PRUNE_EVERY_HOURS:-${LEVEL_EVERY_HOURS:-4}}

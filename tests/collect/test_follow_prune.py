@@ -1,4 +1,4 @@
-"""A database that follows every stream, levelled with its streams' own: what its jobs read stays (follow_level.py)."""
+"""A database that follows every stream, pruned with its streams' own: what its jobs read stays (follow_prune.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from collector.cli.main import cli
 from collector.clock import iso
-from collector.collect.follow_level import level_followed
+from collector.collect.follow_prune import prune_followed
 from collector.publish.cells import read_block, read_block_rows
 from collector.publish.history import History
 from collector.record import export as ex, follow, merge, shadows, streams
@@ -72,7 +72,7 @@ def identities(db):
         store.close()
 
 
-def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on_by_increments(tmp_path, outlets):  # noqa: F811
+def test_pruned_followers_keep_the_archive_queue_and_the_figures_and_follow_on_by_increments(tmp_path, outlets):  # noqa: F811
     root, warc = tmp_path / "record", tmp_path / "warc"
     for name, only, hours in JOBS:  # both vantages capture the same outlet's articles
         collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
@@ -83,13 +83,13 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
         collect(tmp_path / f"{name}.db", outlets, name, only, later, warc, root)
     follow.follow(archiving, [root], "archive")
 
-    # A database following every stream, never levelled, as the reference.
+    # A database following every stream, never pruned, as the reference.
     whole = tmp_path / "whole.db"
     follow.follow(whole, [root])
     before = queue_of(whole, later)
     assert before[0] and before[1]  # captures still wait, and two have been tried once
 
-    done = level_followed(archiving, [root], 4, now=later + timedelta(hours=1))
+    done = prune_followed(archiving, [root], 4, now=later + timedelta(hours=1))
     assert done.skipped is None, done.skipped
     assert set(done.parts) == {"hosted-1of2", "bd-1of2", "hosted-2of2", "archive"}
     # Each stream's database left its quiet articles dormant, yet knows every article: whole, or by its
@@ -115,18 +115,18 @@ def test_levelled_followers_keep_the_archive_queue_and_the_figures_and_follow_on
     assert not step.merged_anew, step.why
     follow.follow(whole, [root])
     assert queue_of(archiving, later + timedelta(hours=3)) == queue_of(whole, later + timedelta(hours=3))
-    again = level_followed(archiving, [root], 4, now=later + timedelta(hours=3))
+    again = prune_followed(archiving, [root], 4, now=later + timedelta(hours=3))
     assert again.skipped and "less than 4 hours ago" in again.skipped
 
-    # Forced to merge anew (a stream's own database lost), it rebuilds the levelled ones whole first.
+    # Forced to merge anew (a stream's own database lost), it rebuilds the pruned ones whole first.
     (follow.parts_folder(archiving) / "bd-1of2.db").unlink()
     anew = follow.follow(archiving, [root], "archive")
     assert anew.merged_anew and set(anew.rebuilt) >= {"hosted-1of2", "bd-1of2", "hosted-2of2", "archive"}
-    assert not any(follow.levelled(p) for p in follow.parts_folder(archiving).glob("*.db"))
+    assert not any(follow.pruned(p) for p in follow.parts_folder(archiving).glob("*.db"))
     assert queue_of(archiving, later + timedelta(hours=3)) == queue_of(whole, later + timedelta(hours=3))
 
 
-def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path, outlets):  # noqa: F811
+def test_a_pruned_pages_follower_publishes_the_full_rebuilds_figures(tmp_path, outlets):  # noqa: F811
     root, warc = tmp_path / "record", tmp_path / "warc"
     for name, only, hours in JOBS:
         collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
@@ -141,12 +141,12 @@ def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path,
     assert "pruned" in done.output and "not pruned" not in done.output
     store = Store(pages)
     try:
-        assert shadows.levelled_at(store.conn) is not None
+        assert shadows.pruned_at(store.conn) is not None
     finally:
         store.close()
     merge.rebuild_record([root], tmp_path / "full.db")
     assert figures(pages) == figures(tmp_path / "full.db")
-    # The levelled follower's running aggregates equal the full database's own rows, counted.
+    # The pruned follower's running aggregates equal the full database's own rows, counted.
     kept, whole = Store(pages), Store(tmp_path / "full.db")
     try:
         aggregated, counted = read_block(kept, "2026-08"), read_block_rows(whole, "2026-08")
@@ -160,7 +160,7 @@ def test_a_levelled_pages_follower_publishes_the_full_rebuilds_figures(tmp_path,
     assert refused.exit_code == 2 and "--prune-every" in refused.output
 
 
-def test_a_follower_holding_rows_it_has_not_exported_is_not_levelled(tmp_path, outlets):  # noqa: F811
+def test_a_follower_holding_rows_it_has_not_exported_is_not_pruned(tmp_path, outlets):  # noqa: F811
     root, warc = tmp_path / "record", tmp_path / "warc"
     for name, only, hours in JOBS[:1]:
         collect(tmp_path / f"{name}.db", outlets, name, only, NOW + timedelta(hours=hours), warc, root)
@@ -176,6 +176,6 @@ def test_a_follower_holding_rows_it_has_not_exported_is_not_levelled(tmp_path, o
     size = archiving.stat().st_size
     copy = tmp_path / "copy.db"
     shutil.copyfile(archiving, copy)
-    done = level_followed(archiving, [root], 4)
+    done = prune_followed(archiving, [root], 4)
     assert done.skipped and "export them first" in done.skipped and not done.parts
     assert archiving.stat().st_size == size and archiving.read_bytes() == copy.read_bytes()

@@ -1,4 +1,4 @@
-"""A release refuses a levelled working database that lacks the rows its figures are computed from."""
+"""A release refuses a pruned working database that lacks the rows its figures are computed from."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from collector.cli.main import cli
 from collector.clock import iso
-from collector.collect.level import level
+from collector.collect.prune import prune
 from collector.errors import BadUsage
 from collector.publish import tallies
 from collector.publish.cells import read_block, read_block_rows
@@ -18,32 +18,32 @@ from collector.publish.history import History
 from collector.publish.release import release
 from collector.record import export
 from collector.record.store import Store
-from tests.collect.test_level import copy, figures_record
+from tests.collect.test_prune import copy, figures_record
 from testing.synthetic import NOW, SyntheticRecord
 
 
 @pytest.fixture
 def for_figures(tmp_path):
-    """Return (database levelled with --for-figures, the published history, when a release is due)."""
+    """Return (database pruned with --for-figures, the published history, when a release is due)."""
     full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
-    level(working, folder, later, History.open(published), figures=True)
+    prune(working, folder, later, History.open(published), figures=True)
     return working, published, later
 
 
 @pytest.fixture
-def levelled(tmp_path):
-    """Return (database levelled without --for-figures, the published history, when a release is due)."""
+def pruned(tmp_path):
+    """Return (database pruned without --for-figures, the published history, when a release is due)."""
     full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
-    level(working, folder, later, History.open(published))  # export level, without --for-figures
+    prune(working, folder, later, History.open(published))  # export level, without --for-figures
     return working, published, later
 
 
-def test_a_release_refuses_a_database_levelled_without_its_figures_rows(levelled, tmp_path):
-    working, published, later = levelled
+def test_a_release_refuses_a_database_pruned_without_its_figures_rows(pruned, tmp_path):
+    working, published, later = pruned
     kept = tmp_path / "kept"
     shutil.copytree(published, kept)
     before = (kept / "history.jsonl").read_bytes()
@@ -54,18 +54,18 @@ def test_a_release_refuses_a_database_levelled_without_its_figures_rows(levelled
     assert (kept / "history.jsonl").read_bytes() == before  # nothing appended
 
 
-def test_a_level_for_figures_serves_its_own_history_not_an_earlier_one(for_figures):
+def test_a_pruning_for_figures_serves_its_own_history_not_an_earlier_one(for_figures):
     working, published, later = for_figures
     store = Store(working)
     try:
-        assert release(store, later, History.open(published, published), write=False).periods  # as levelled for
+        assert release(store, later, History.open(published, published), write=False).periods  # as pruned for
         with pytest.raises(BadUsage, match="reads rows from 2026-09"):  # nothing published: September's are gone
             release(store, later, History.memory(), write=False)
     finally:
         store.conn.close()
 
 
-def test_a_level_for_figures_of_a_database_with_nothing_observed_yet_keeps_every_row(tmp_path):
+def test_a_pruning_for_figures_of_a_database_with_nothing_observed_yet_keeps_every_row(tmp_path):
     db, folder, published = tmp_path / "working.db", tmp_path / "record", tmp_path / "published"
     store = Store(db)
     r = SyntheticRecord(store)
@@ -74,7 +74,7 @@ def test_a_level_for_figures_of_a_database_with_nothing_observed_yet_keeps_every
     r.finish_run(NOW)  # a run, but nothing a figure counts
     export.export_new(store, folder, now=NOW)
     store.conn.close()
-    level(db, folder, NOW, History.open(published), figures=True)
+    prune(db, folder, NOW, History.open(published), figures=True)
     store = Store(db)
     try:
         assert store.one("SELECT figures_from FROM prune_state")[0] == ""
@@ -84,8 +84,8 @@ def test_a_level_for_figures_of_a_database_with_nothing_observed_yet_keeps_every
         store.conn.close()
 
 
-def test_publish_exits_with_a_usage_error_naming_the_ways_out(levelled, tmp_path):
-    working, published, later = levelled
+def test_publish_exits_with_a_usage_error_naming_the_ways_out(pruned, tmp_path):
+    working, published, later = pruned
     summary = tmp_path / "summary.md"
     result = CliRunner().invoke(cli, ["publish", "--db", str(working), "--published", str(published),
                                       "--decisions", str(published), "--now", iso(later),
@@ -96,7 +96,7 @@ def test_publish_exits_with_a_usage_error_naming_the_ways_out(levelled, tmp_path
     assert "Nothing new was published" in summary.read_text(encoding="utf-8")
 
 
-def test_a_level_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(for_figures):
+def test_a_pruning_for_figures_keeps_the_unpublished_weeks_as_aggregates_not_rows(for_figures):
     working, published, later = for_figures
     store = Store(working)
     try:
@@ -142,10 +142,10 @@ def _capture(store, article: int, outlet: str, at) -> None:
         "warc_length": 1, "extractor": "t", "extractor_info": {}})
 
 
-def test_captures_arriving_after_a_level_for_figures_count_as_in_the_full_database(tmp_path):
+def test_captures_arriving_after_a_pruning_for_figures_count_as_in_the_full_database(tmp_path):
     """Another stream's capture of an article first captured in a published month (not its first capture),
     and a capture of an article whose own row the level left out (first seen days before, never captured,
-    mapped onto it by its key's digest): the levelled database's aggregates count them as the full rows do."""
+    mapped onto it by its key's digest): the pruned database's aggregates count them as the full rows do."""
     full, folder, published, later = figures_record(tmp_path)
     f = Store(full)
     run = f.one("SELECT MAX(id) FROM runs")[0]
@@ -162,7 +162,7 @@ def test_captures_arriving_after_a_level_for_figures_count_as_in_the_full_databa
     f.conn.close()
     working = tmp_path / "working.db"
     copy(full, working)
-    level(working, folder, NOW + timedelta(days=3), History.open(published), figures=True)
+    prune(working, folder, NOW + timedelta(days=3), History.open(published), figures=True)
     w, f = Store(working), Store(full)
     try:
         assert w.one("SELECT COUNT(*) FROM articles WHERE id = ?", (uncaptured,))[0] == 0  # left out
@@ -182,18 +182,18 @@ def test_captures_arriving_after_a_level_for_figures_count_as_in_the_full_databa
 
 
 @pytest.mark.parametrize("first", ["without figures", "aggregates dropped"])
-def test_a_level_for_figures_of_a_levelled_database_claims_no_more_than_it_holds(tmp_path, first):
+def test_a_pruning_for_figures_of_a_pruned_database_claims_no_more_than_it_holds(tmp_path, first):
     full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
-    level(working, folder, later, History.open(published), figures=first != "without figures")
+    prune(working, folder, later, History.open(published), figures=first != "without figures")
     store = Store(working)
     held = store.one("SELECT recent_from FROM prune_state")[0]
     if first == "aggregates dropped":
         for table in tallies.TABLES:
             store.conn.execute(f"DROP TABLE {table}")
     store.conn.close()
-    level(working, folder, later, History.open(published), figures=True)
+    prune(working, folder, later, History.open(published), figures=True)
     store = Store(working)
     try:
         assert store.one("SELECT figures_from FROM prune_state")[0] == held  # not the unpublished month's start

@@ -1,7 +1,7 @@
 """Whether a pruning fits before a job's deadline: estimated from what the last pruning of this database cost.
 
 `export prune` copies what the jobs read into a new file, so its time grows
-with the working database. .github/scripts/level_database.sh runs it in
+with the working database. .github/scripts/sync_database.sh runs it in
 collect (deadline 8 minutes after the start, 18-minute timeout) as well as in
 archive and pages: given the job's deadline, a pruning that might run past it is
 left for a later job, the database used as it is (it is in sync with the
@@ -19,7 +19,7 @@ from collector.record.store import Store
 
 
 def estimate(db_path: str | Path) -> float:
-    """Return the seconds a pruning of the database is expected to take (settings.LEVEL_TIME_SAFETY included)."""
+    """Return the seconds a pruning of the database is expected to take (settings.PRUNE_TIME_SAFETY included)."""
     path = Path(db_path)
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
     store = Store(path)
@@ -28,9 +28,9 @@ def estimate(db_path: str | Path) -> float:
     finally:
         store.close()
     if cost is None:
-        return settings.LEVEL_TIME_SAFETY * size / settings.LEVEL_BYTES_PER_SECOND
-    levelled, seconds = cost
-    return settings.LEVEL_TIME_SAFETY * seconds * max(1.0, size / max(levelled, 1))
+        return settings.PRUNE_TIME_SAFETY * size / settings.PRUNE_BYTES_PER_SECOND
+    pruned, seconds = cost
+    return settings.PRUNE_TIME_SAFETY * seconds * max(1.0, size / max(pruned, 1))
 
 
 def fits(db_path: str | Path, deadline: datetime, now: datetime) -> tuple[bool, float]:
@@ -41,7 +41,7 @@ def fits(db_path: str | Path, deadline: datetime, now: datetime) -> tuple[bool, 
 
 def _last_cost(conn) -> tuple[int, float] | None:
     """Return (bytes of the database last pruned, seconds it took), or None (never, or not recorded)."""
-    table = shadows.LEVEL_TABLE
+    table = shadows.PRUNE_TABLE
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
         return None
     names = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}

@@ -3,8 +3,8 @@
 `export follow` (collector/record/follow.py) keeps, beside the merged
 database, each stream's own database, and merges their new rows. Both grew
 with the whole period's record (about twice the full database). After a
-follow, `level_followed` prunes them as a stream's working database is
-pruned (collector/collect/level.py), when the last pruning is older than
+follow, `prune_followed` prunes them as a stream's working database is
+pruned (collector/collect/prune.py), when the last pruning is older than
 `every` hours by the record's clock:
 
 * each stream's own database as its job's (dormant articles, the recent
@@ -39,7 +39,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import parse_instant
-from collector.collect.level import Levelled, level
+from collector.collect.prune import Pruned, prune
 from collector.record import merge, shadows, streams
 from collector.record.fileformat import ExportError
 from collector.record.follow import DEFAULT_PART, parts_folder, tops
@@ -48,34 +48,34 @@ from collector.record.tables import appended_by_id, record_tables
 
 
 @dataclass
-class FollowLevelled:
+class FollowPruned:
     """What one level of a following database did: each stream's database's, the merged one's, or why none."""
 
-    parts: dict[str, Levelled] = field(default_factory=dict)
-    merged: Levelled | None = None
+    parts: dict[str, Pruned] = field(default_factory=dict)
+    merged: Pruned | None = None
     skipped: str | None = None
 
 
-def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime | None = None, history=None,
+def prune_followed(db_path: str | Path, record_dirs, every: float, now: datetime | None = None, history=None,
                    figures: bool = False, archive_queue: bool = True,
-                   awake_hours: float | None = None) -> FollowLevelled:
+                   awake_hours: float | None = None) -> FollowPruned:
     """Return what was pruned of a following database and its streams' own, after a follow brought them in sync."""
     db = Path(db_path)
     folders = [Path(f) for f in (record_dirs if isinstance(record_dirs, (list, tuple)) else [record_dirs])]
     found = merge.stream_folders(folders)
     parts = {name: parts_folder(db) / f"{name or DEFAULT_PART}.db" for name in found}
-    done = FollowLevelled()
+    done = FollowPruned()
     store = Store(db)
     try:
         clock = now or _newest_run(store.conn)
-        last = shadows.levelled_at(store.conn)
+        last = shadows.pruned_at(store.conn)
         if clock is None:
             done.skipped = "it holds no run yet"
             return done
         if last is not None and parse_instant(last) > clock - timedelta(hours=every):
             done.skipped = f"it was pruned at {last}, less than {every:g} hours ago"
             return done
-        done.skipped = _unlevelled(store.conn, parts)
+        done.skipped = _cannot_prune(store.conn, parts)
         if not done.skipped:
             try:
                 _check_merged(store, parts)
@@ -88,12 +88,12 @@ def level_followed(db_path: str | Path, record_dirs, every: float, now: datetime
     for name, part in parts.items():  # each pruning is whole or nothing: one refused leaves the rest for later
         if part.exists() and found[name]:
             try:
-                done.parts[name or ""] = level(part, found[name][-1], clock, archive_queue=False,
+                done.parts[name or ""] = prune(part, found[name][-1], clock, archive_queue=False,
                                               identity_digests=True)
             except ExportError as exc:
                 done.skipped = f"stream {name or '(default)'}'s own database: {exc}"
                 return done
-    done.merged = level(db, None, clock, history, figures=figures and history is not None,
+    done.merged = prune(db, None, clock, history, figures=figures and history is not None,
                         archive_queue=archive_queue, hold_dormant=False, awake_hours=awake_hours,
                         check=lambda source: _check_merged(source, parts),
                         ranges=[(streams.base(n), streams.base(n) + settings.STREAM_ID_RANGE) for n in parts])
@@ -109,7 +109,7 @@ def _newest_run(conn) -> datetime | None:
         return None
 
 
-def _unlevelled(conn, parts: dict) -> str | None:
+def _cannot_prune(conn, parts: dict) -> str | None:
     """Return why the databases cannot be pruned now, or None."""
     if streams.stream_of(conn) is None:
         return "it is not a database that follows every stream"

@@ -1,11 +1,11 @@
-"""What levelling leaves out of the state and the archive's answers: nothing a job reads again."""
+"""What pruning leaves out of the state and the archive's answers: nothing a job reads again."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from collector.clock import iso
-from collector.collect.level import level
+from collector.collect.prune import prune
 from collector.publish.history import History
 from collector.record.articles import known
 from collector.publish.periods import week_start
@@ -14,7 +14,7 @@ from collector.record import dormant, export, fold_keys
 from collector.record.store import Store
 from collector.wayback.answers import PERMANENT_EXTS
 from collector.wayback.history import attempts_by_snapshot, candidates, confirmed_snapshot_ids
-from tests.collect.test_level import copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_prune import copy, record  # noqa: F401  (the fixture)
 from tests.collect.test_revisits import T0
 from testing.synthetic import NOW, SyntheticRecord, populate
 
@@ -31,7 +31,7 @@ def submit(store, snapshot, at, status, **more) -> int:
                                                 "status": status, **more})
 
 
-def test_levelling_keeps_the_open_archive_answers_and_leaves_a_dormant_articles_out(record, tmp_path):
+def test_pruning_keeps_the_open_archive_answers_and_leaves_a_dormant_articles_out(record, tmp_path):
     _host, full, folder, ids = record
     store = Store(full)
     day = T0 + timedelta(days=400, hours=2)
@@ -47,7 +47,7 @@ def test_levelling_keeps_the_open_archive_answers_and_leaves_a_dormant_articles_
     store.conn.close()
     working = tmp_path / "working.db"
     copy(full, working)
-    done = level(working, folder, LATE, History.open(tmp_path / "published"))
+    done = prune(working, folder, LATE, History.open(tmp_path / "published"))
     kept = {r[0] for r in Store(working).query("SELECT id FROM archive_submissions")}
     # A snapshot still open keeps every try, one refused for good the answer that settled it.
     assert refused in kept and set(open_tries) <= kept
@@ -83,7 +83,7 @@ def test_finished_queue_rows_are_left_out_and_the_export_sees_no_change(tmp_path
     working = tmp_path / "working.db"
     copy(full, working)
     later = NOW + timedelta(days=9)
-    done = level(working, folder, later, History.open(published))
+    done = prune(working, folder, later, History.open(published))
     store, whole = Store(working), Store(full)
     since = store.one("SELECT figures_from FROM prune_state")[0]
     kept = {r[0] for r in store.query("SELECT url_key FROM capture_queue")}
@@ -117,7 +117,7 @@ def test_an_article_left_out_is_known_by_its_addresses_digest(record, tmp_path):
     store.conn.close()
     working = tmp_path / "working.db"
     copy(full, working)
-    done = level(working, folder, LATE, History.open(published))
+    done = prune(working, folder, LATE, History.open(published))
     store = Store(working)
     assert done.left_out["articles"] == 1 and store.one("SELECT COUNT(*) FROM articles WHERE id = ?",
                                                         (ids["old"],))[0] == 0
@@ -126,8 +126,8 @@ def test_an_article_left_out_is_known_by_its_addresses_digest(record, tmp_path):
     # The address keys' projection (record/fold_keys.py), kept whole: the full database's rows' keys.
     assert fold_keys.projection(store.conn) == every_key and fold_keys.key_digest(old_key) in every_key
     store.conn.close()
-    # Levelled again, the digests carry over; and the new article after the boundary row is numbered on.
-    again = level(working, folder, LATE, History.open(published))
+    # Pruned again, the digests carry over; and the new article after the boundary row is numbered on.
+    again = prune(working, folder, LATE, History.open(published))
     assert "articles" not in again.left_out
     store = Store(working)
     assert all(known(store.conn, key) for key in keys)
