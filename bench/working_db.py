@@ -10,7 +10,7 @@ page, so no article waits on a retry or a follow-up the simulation does not make
 to a record folder, once a simulated day. No archive answer is in it: the archive job writes a
 stream of its own from the database that follows every stream (archive.yml), as in production.
 On days 30, 100, 200, 365, 500 and 730 (and the last) the working database is pruned
-(collector.collect.prune.in sync with archive_queue=False, as .github/scripts/sync_database.sh
+(collector.collect.prune.prune with archive_queue=False, as .github/scripts/sync_database.sh
 runs it in every collect job).
 Pruning keeps rows by rules that only move forward in time (an article leaves its revisit window
 for good, the recent ledger and the unpublished months only advance), so pruning on those days

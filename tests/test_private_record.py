@@ -309,7 +309,8 @@ def test_a_job_checks_out_only_the_newest_days_whatever_the_records_age(tmp_path
     # A cache of yesterday resumes from what is there; one of the first day has the rest checked out.
     for cache, files in (("cache-day-5.db", 3), ("cache-day-1.db", 15)):
         synced = script(github, "sync_database.sh", str(job), str(tmp_path / cache))
-        assert synced.returncode == 0 and f"{files} newer export file(s)" in synced.stdout, synced.stdout + synced.stderr
+        assert synced.returncode == 0 and f"{files} newer export file(s)" in synced.stdout, \
+            synced.stdout + synced.stderr
     assert ("checking out the whole record folder" in synced.stderr
             and len(list(job.rglob("*.jsonl.bz2"))) == 18)
     # The job then works on the pruned database (collector/collect/prune.py): what pruning the

@@ -94,7 +94,7 @@ def _two_days(bench: str, tmp_path):
     return done
 
 
-def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
+def test_the_working_database_benchmark_prunes_a_simulated_record(tmp_path):
     done = _two_days("working_db", tmp_path)
     assert re.search(r"^ +2 +\d+\.\d\d GiB \((under|OVER) 2 GB\) +\d+\.\d s", done.stdout, re.M), done.stdout
     # The record it pruned against chains: the empty start, a file a day, and on the day measured the
@@ -102,7 +102,7 @@ def test_the_working_database_benchmark_levels_a_simulated_record(tmp_path):
     assert folder.verify(tmp_path / "record") == 1 + 2 + 1
 
 
-def test_the_following_database_benchmark_follows_and_levels_a_simulated_record(tmp_path):
+def test_the_following_database_benchmark_follows_and_prunes_a_simulated_record(tmp_path):
     done = _two_days("follower_db", tmp_path)
     assert re.search(r"^ +2 +\d+\.\d\d GiB +\d+\.\d\d GiB +\d+\.\d s$", done.stdout, re.M), done.stdout
     # It was pruned, with its stream's own database beside it, and left in sync with the record.

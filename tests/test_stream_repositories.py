@@ -103,9 +103,9 @@ def test_a_job_that_follows_every_stream_checks_out_each_ones_newest_days_and_fo
                "RECORD_FIRST_PERIOD": "2025"}
         out = script(github, "record_repository.sh", "checkout", str(clone), **env)
         assert out.returncode == 0 and "due=no" in out.stdout, out.stdout + out.stderr
-        # Never pruned (LEVEL_EVERY_HOURS 0), so it can be compared with a full rebuild row for row.
+        # Never pruned (PRUNE_EVERY_HOURS 0), so it can be compared with a full rebuild row for row.
         return clone, script(github, "follow_database.sh", str(clone), str(tmp_path / "followed.db"),
-                             LEVEL_EVERY_HOURS="0")
+                             PRUNE_EVERY_HOURS="0")
 
     clone, first = follower("a", days[-1])
     # Each stream's two newest days, and no older one, until a database is first written.
@@ -144,7 +144,7 @@ def test_a_follower_behind_the_period_before_follows_its_repository_after_the_ro
         out = script(github, "record_repository.sh", "checkout", str(clone),
                      **{**ENV, "NOW": when.isoformat(), "RECORD_ALL_STREAMS": "yes"})
         assert out.returncode == 0, out.stdout + out.stderr
-        return clone, script(github, "follow_database.sh", str(clone), str(db), LEVEL_EVERY_HOURS="0", **env)
+        return clone, script(github, "follow_database.sh", str(clone), str(db), PRUNE_EVERY_HOURS="0", **env)
 
     _slot(github, tmp_path, stores, datetime(2026, 12, 31, 22, 7, tzinfo=timezone.utc), "a")
     _, done = follower("a", datetime(2026, 12, 31, 22, 10, tzinfo=timezone.utc))

@@ -49,7 +49,7 @@ from collector.record.tables import appended_by_id, record_tables
 
 @dataclass
 class FollowPruned:
-    """What one level of a following database did: each stream's database's, the merged one's, or why none."""
+    """What one pruning of a following database did: each stream's database's, the merged one's, or why none."""
 
     parts: dict[str, Pruned] = field(default_factory=dict)
     merged: Pruned | None = None

@@ -179,7 +179,7 @@ def _told(progress: StreamProgress | None, name: str | None) -> Progress | None:
 
 
 def _sync_part(paths: list[Path], part: Path, name: str | None, done: Followed,
-                progress: Progress | None = None) -> None:
+               progress: Progress | None = None) -> None:
     """Bring one stream's own database in sync with its folders (rebuilding it when it cannot be)."""
     if part.exists():
         try:

@@ -1,7 +1,8 @@
 """`export prune` and `--prune-every` name the pruning; `export level` and `--level-every`, former names, still work.
 
-"Level" now says only that a database is in sync with the record (issue 33): the command that leaves out of
-the working database the rows already in the record is `export prune`. Scripts and jobs that still call the
+"Level" said both "in sync with the record" and "pruned"; since issue 33 it is only a former name: a database is
+in sync with the record, and the command that leaves out of the working database the rows already in the record
+is `export prune`. Scripts and jobs that still call the
 old names run the same command, hidden from --help.
 """
 

@@ -185,7 +185,7 @@ def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
             whole[name] = {r["text_id"] for r in rows if r["whole"]} - boundary
         finally:
             store.conn.close()
-    # Both levels hold the same rows (the recent ledger is 2 days); only the newest hours' texts stay whole.
+    # Both prunings hold the same rows (the recent ledger is 2 days); only the newest hours' texts stay whole.
     assert len(whole["within"]) >= 2 and whole["after"] == set()
 
 
@@ -215,7 +215,7 @@ def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(
 
 
 def test_the_working_databases_pruning_does_not_keep_the_archives_queue():
-    """Every job that levels with sync_database.sh works on a stream's own database, never the archive's."""
+    """Every job that prunes with sync_database.sh works on a stream's own database, never the archive's."""
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
     script = (root / ".github/scripts/sync_database.sh").read_text(encoding="utf-8")

@@ -190,7 +190,7 @@ def test_published_figures_from_a_pruned_database_equal_the_full_rebuilds(tmp_pa
     full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
-    done = prune(working, folder, later, History.open(published), figures=True)  # export level --for-figures
+    done = prune(working, folder, later, History.open(published), figures=True)  # export prune --for-figures
     assert done.left_out.get("requests", 0) > 0  # October's requests: the published weeks', in the record
     assert done.left_out.get("capture_queue", 0) > 0  # and October's finished queue rows
     rebuilt = tmp_path / "rebuilt.db"
@@ -253,7 +253,7 @@ def test_a_streams_working_database_stays_its_streams(tmp_path):
     assert export.export_new(store, out).rows == {"runs": 1}
 
 
-def test_the_first_job_levels_nothing_before_the_first_export(tmp_path):
+def test_the_first_job_prunes_nothing_before_the_first_export(tmp_path):
     db, out = tmp_path / "first.db", tmp_path / "record"
     Store(db).conn.close()  # `export rebuild` of a record with no file yet: an empty database
     result = CliRunner().invoke(cli, ["export", "prune", "--db", str(db), "--out", str(out),

@@ -31,7 +31,7 @@ def digest(db: Path) -> str:
     return hashlib.sha256(db.read_bytes()).hexdigest()
 
 
-def test_the_estimate_is_the_last_levels_time_scaled_to_the_database(record, tmp_path):
+def test_the_estimate_is_the_last_prunings_time_scaled_to_the_database(record, tmp_path):
     _host, full, folder, _ids = record
     # Never pruned: the database's size at settings.PRUNE_BYTES_PER_SECOND.
     assert estimate(full) == settings.PRUNE_TIME_SAFETY * size(full) / settings.PRUNE_BYTES_PER_SECOND

@@ -38,7 +38,7 @@ def pruned(tmp_path):
     full, folder, published, later = figures_record(tmp_path)
     working = tmp_path / "working.db"
     copy(full, working)
-    prune(working, folder, later, History.open(published))  # export level, without --for-figures
+    prune(working, folder, later, History.open(published))  # export prune, without --for-figures
     return working, published, later
 
 
@@ -78,7 +78,7 @@ def test_a_pruning_for_figures_of_a_database_with_nothing_observed_yet_keeps_eve
     store = Store(db)
     try:
         assert store.one("SELECT figures_from FROM prune_state")[0] == ""
-        SyntheticRecord(store).request("a", NOW + timedelta(days=1))  # the first observation, after the level
+        SyntheticRecord(store).request("a", NOW + timedelta(days=1))  # the first observation, after the pruning
         assert release(store, NOW + timedelta(days=20), History.open(published, published), write=False).periods
     finally:
         store.conn.close()
@@ -144,7 +144,7 @@ def _capture(store, article: int, outlet: str, at) -> None:
 
 def test_captures_arriving_after_a_pruning_for_figures_count_as_in_the_full_database(tmp_path):
     """Another stream's capture of an article first captured in a published month (not its first capture),
-    and a capture of an article whose own row the level left out (first seen days before, never captured,
+    and a capture of an article whose own row the pruning left out (first seen days before, never captured,
     mapped onto it by its key's digest): the pruned database's aggregates count them as the full rows do."""
     full, folder, published, later = figures_record(tmp_path)
     f = Store(full)

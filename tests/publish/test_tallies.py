@@ -188,8 +188,8 @@ def test_a_failed_update_leaves_the_aggregates_as_they_were(tmp_path, monkeypatc
 
 
 def test_a_pruning_for_figures_keeps_each_streams_latest_listing_its_next_unchanged_answer_names(tmp_path):
-    """A database following two vantages: vantage A's feed unchanged since days before the level (a 304
-    then records entries_of its listing), vantage B's read since. A's listing must outlive the level."""
+    """A database following two vantages: vantage A's feed unchanged since days before the pruning (a 304
+    then records entries_of its listing), vantage B's read since. A's listing must outlive the pruning."""
     from collector.collect.prune import prune
     from collector.publish.history import History
 

@@ -24,9 +24,9 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
 
 def _fixture(tmp_path: Path, name: str) -> Path:
     """Return a copy of a database the code before migration 18 wrote (tests/data/fold/, made at d65710c by
-    tests/record/test_dormant.py's `quiet` fixture and tests/collect/test_follow_level.py's, now
-    test_follow_prune.py's, first follow and level): working-v17, a pruned working database (export_known_keys)
-    and full-v17, the full one it was pruned from; part-v17, a follower's pruned database of stream hosted-1of2 (export_known_keys and
+    the dormant tests' `quiet` fixture and tests/collect/test_follow_level.py's, now test_follow_prune.py's,
+    first follow and pruning): working-v17, a pruned working database (export_known_keys) and full-v17, the full
+    one it was pruned from; part-v17, a follower's pruned database of stream hosted-1of2 (export_known_keys and
     export_identities) and part-whole-v17, that stream's own database, never pruned."""
     out = tmp_path / f"{name}.db"
     with gzip.open(DATA / f"{name}.db.gz") as src, open(out, "wb") as dst:
