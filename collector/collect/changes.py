@@ -12,6 +12,11 @@ the current extractor did not make is read again by it, from its own HTML:
   file's release asset (table warc_files names it), a byte range through the
   fetcher (collector/net/releases.py), after the run's checks.
 
+The snapshot before need not be held: the snapshots' projection
+(collector/record/fold_latest.py) holds the digests of its values and where its
+page is, so a field whose digest is the newer value's is unchanged, and only a
+changed field's older value is read back (`held_values`).
+
 Every such comparison is a `comparisons` row. While the HTML cannot be had the
 check is recorded as not comparable and no event is written: never "changed"
 on the strength of two different extractors. Later runs try again, at most
@@ -29,11 +34,10 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import iso
-from collector.collect.events import (
-    FIELDS, current_extractor, differs, record_event, reextract, stored, values_from_html,
-)
-from collector.net.warcread import WarcReadError, response_body_of
-from collector.record import compact
+from collector.collect.events import FIELDS, current_extractor, differs, record_event, stored, values_from_html
+from collector.net.warcread import WarcReadError, read_response, response_of
+from collector.record import fold_latest, reader
+from collector.record.fileformat import ExportError
 from collector.record.streams import next_id
 
 
@@ -89,47 +93,115 @@ def _id(row) -> int | None:
 
 
 def held_values(ctx, conn, old, new, warc_root: Path, requests: list[int] | None = None):
-    """Return (the older snapshot's compared values, None), or (None, why not), its text read back if held.
+    """Return (the older snapshot's compared values, None), or (None, why not).
 
-    A pruned working database holds an older text as digests only
-    (collector/record/compact.py). The same comparison form as the newer
-    text's: no change in it, and the newer text stands for it (differs() sees
-    none). A different one: the text itself, from the record folder's export
-    file, else re-extracted from its WARC record here (same extractor, so the
-    same text; checked against the digest), else from its release asset when
-    `requests` is given (a later run's settle), else None: not comparable,
-    tried again later.
+    Held whole, as stored. Otherwise its facts (record/fold_latest.py) say
+    which fields are unchanged (their value is the newer snapshot's: differs()
+    sees no change); a changed field's older value is read back, from the record
+    folder's export file holding the row, else from its page in this runner's
+    WARC folder (the same extractor: the same values), else from its WARC
+    file's release asset when `requests` is given (a later run's settle), each
+    checked against the digests; else None: not comparable, tried again later.
     """
-    values = stored(old)
-    digests = compact.held(conn, old["id"])
-    if digests is None:
+    if old["whole"]:
+        return stored(old), None
+    values, changed = {}, []
+    for field in FIELDS:
+        if old.get("held") and field != "text":  # its row is held, its text left out: the others as stored
+            values[field] = old[field]
+        elif old["facts"] is not None and old["facts"].unchanged(field, new[field]):
+            values[field] = new[field]
+        else:
+            changed.append(field)
+    if not changed:
         return values, None
-    if compact.unchanged(digests, new["text"]):
-        values["text"] = new["text"]
-        return values, None
-    text, problem = compact.from_record(getattr(ctx, "record_dir", None), old["id"], digests)
-    if text is None and old["extractor"] == current_extractor():
+    read, problem = _from_record(ctx, old)
+    if read is None and old["extractor"] == current_extractor():
         try:
-            text = reextract(old, warc_root)["text"]
+            read = _reread(old, warc_root)
         except WarcReadError as exc:
             problem = f"{problem}; {exc}"
-        if text is None and requests is not None and ctx.warc_store is not None:
+        if read is None and requests is not None and ctx.warc_store is not None:
             read, why = _from_release(ctx, old, requests)
-            text = read["text"] if read else None
             problem = f"{problem}; {why}" if why else problem
-        if text is not None and not compact.matches(digests, text):
-            text, problem = None, f"snapshot {old['id']}'s page reads as another text than its digest's"
-    if text is None:
-        return None, f"the older text is held as a digest that differs: {problem}"
-    values["text"] = text
+    if read is None:
+        return None, f"the older snapshot is held as digests and a field differs: {problem}"
+    values.update({f: read[f] for f in changed})
     return values, None
 
 
 def previous_snapshot(conn, new):
-    """Return the article's snapshot before `new` (by capture time), or None."""
-    return conn.execute("SELECT * FROM snapshots WHERE article_id = ? AND id != ? AND captured_at <= ? "
-                        "ORDER BY captured_at DESC, id DESC LIMIT 1",
-                        (new["article_id"], new["id"], new["captured_at"])).fetchone()
+    """Return the article's snapshot before `new` (by capture time, then id), or None.
+
+    Its row when this database holds it with its text ("whole": True);
+    otherwise what the snapshots' projection holds of it (record/fold_latest.py:
+    its id, capture time, extractor and where its page is; "whole": False).
+    Either has its "facts", the digests of its values.
+    """
+    found = fold_latest.previous(conn, new["article_id"], new["captured_at"], new["id"])
+    return None if found is None else _row_or_facts(conn, found)
+
+
+def _row_or_facts(conn, found) -> dict:
+    row = conn.execute("SELECT * FROM snapshots WHERE id = ?", (found.snapshot_id,)).fetchone()
+    if row is not None:  # held, with its text or (left out: "whole" False) without it
+        whole = row["text"] is not None or not found.facts.had_text()
+        return {**dict(row), "facts": found.facts, "whole": whole, "held": True}
+    return {**found.stub(), "facts": found.facts, "whole": False, "held": False}
+
+
+def snapshot_by_id(conn, article_id: int, snapshot_id: int) -> dict | None:
+    """Return one snapshot as previous_snapshot gives it, or None when neither its row nor its facts are here."""
+    found = fold_latest.of(conn, article_id, snapshot_id)
+    if found is not None:
+        return _row_or_facts(conn, found)
+    row = conn.execute("SELECT * FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+    return None if row is None else {**dict(row), "facts": None, "whole": row["text"] is not None, "held": True}
+
+
+def _verified(old, values: dict, how: str) -> dict:
+    """Return `values` read back for the older snapshot, unless they are not the values its digests were made of."""
+    facts = old.get("facts")
+    wrong = [c for c in fold_latest.REPEATED if facts is not None and not facts.same_or_none(c, values.get(c))]
+    if wrong:
+        raise WarcReadError(f"snapshot {old['id']}'s {how} reads as other values than its digests' ({', '.join(wrong)})")
+    return values
+
+
+def _from_record(ctx, old) -> tuple[dict | None, str]:
+    """Return (the snapshot's compared values as the record holds its row, ''), or (None, why not)."""
+    folder = getattr(ctx, "record_dir", None)
+    if folder is None or not Path(folder).is_dir():
+        return None, "no record folder to read it from"
+    try:
+        files = reader.record_files(folder)
+        values = {f: reader.value(files, "snapshots", old["id"], f) for f in FIELDS}
+    except ExportError as exc:
+        return None, str(exc)
+    if any(v is reader.MISSING for v in values.values()):
+        return None, f"snapshot {old['id']} is in no export file of {folder} checked out here"
+    try:
+        return _verified(old, values, "row in the record"), ""
+    except WarcReadError as exc:
+        return None, str(exc)
+
+
+def _reread(row, warc_root: Path) -> dict:
+    """Return a snapshot's field values as the current extractor reads its page in this runner's WARC folder."""
+    got = read_response(warc_root, row["warc_file"], row["warc_offset"])
+    return _values(row, got, f"{row['warc_file']}:{row['warc_offset']}")
+
+
+def _values(row, got, where: str) -> dict:
+    """Return the values of a snapshot's page read back (`got`: a warcread.ReadResponse), checked."""
+    final = row.get("final_url")
+    if final is None:  # held as digests: the address its record was answered from, checked against its digest
+        final = got.target_uri
+        if row.get("facts") is None or not row["facts"].same_or_none("final_url", final):
+            raise WarcReadError(f"the WARC record at {where} does not name snapshot {row['id']}'s final address")
+    values = values_from_html({**row, "final_url": final}, got.body, got.content_type)
+    return _verified(row, values, "page") if row.get("whole") is False and row["extractor"] == current_extractor() \
+        else values
 
 
 def record_changes(ctx, conn, check, old, new, sides: tuple[dict, dict], note: dict,
@@ -145,23 +217,39 @@ def record_changes(ctx, conn, check, old, new, sides: tuple[dict, dict], note: d
 
 def read_here(old, new, warc_root: Path) -> tuple[tuple[dict, dict] | None, str | None, str | None]:
     """Return (both sides as the current extractor reads them, how, None), or (None, None, why not)."""
-    sides = [stored(old), stored(new)]
+    sides = [_stored(old), _stored(new)]
     hows = []
     for index, row in enumerate((old, new)):
-        if row["extractor"] == current_extractor():
+        if row["extractor"] == current_extractor() and sides[index] is not None:
             continue
         other = (new, old)[index]
-        if (other["extractor"] == current_extractor() and row["html_sha256"] == other["html_sha256"]
-                and row["final_url"] == other["final_url"]):
+        if other["extractor"] == current_extractor() and sides[1 - index] is not None and _same_page(row, other):
             sides[index] = stored(other)
             hows.append("same_html")
             continue
         try:
-            sides[index] = reextract(row, warc_root)
+            sides[index] = _reread(row, warc_root)
         except WarcReadError as exc:
             return None, None, str(exc)
         hows.append("warc_file")
     return (sides[0], sides[1]), "+".join(hows), None
+
+
+def _stored(row) -> dict | None:
+    """Return a snapshot's compared fields as stored, or None for one whose values are not all held."""
+    return stored(row) if row.get("whole", True) else None
+
+
+def _same_page(row, other) -> bool:
+    """Return True when two snapshots were made from the same bytes at the same address (one may be held as
+    digests: record/fold_latest.py)."""
+    if row["html_sha256"] != other["html_sha256"]:
+        return False
+    if row.get("final_url") is not None and other.get("final_url") is not None:
+        return row["final_url"] == other["final_url"]
+    held = row if row.get("final_url") is None else other
+    return held.get("facts") is not None and held["facts"].same_or_none(
+        "final_url", (other if held is row else row)["final_url"])
 
 
 def _note(ctx, conn, check, old, new, how: str | None, requests: list[int], problem: str | None) -> int:
@@ -202,7 +290,7 @@ def settle(ctx) -> Counter:
     with ctx.store.transaction() as conn:
         pending = open_comparisons(conn, ctx.clock.now(), settings.COMPARISONS_PER_RUN)
         for item in pending:
-            rows[item["id"]] = [conn.execute("SELECT * FROM snapshots WHERE id = ?", (item[k],)).fetchone()
+            rows[item["id"]] = [snapshot_by_id(conn, item["article_id"], item[k])
                                 for k in ("snapshot_before", "snapshot_after")]
             rows[item["id"]].append(conn.execute("SELECT * FROM checks WHERE id = ?", (item["check_id"],)).fetchone())
     # Records of one WARC file one after another: one signed address of its asset serves them all.
@@ -212,6 +300,9 @@ def settle(ctx) -> Counter:
             tally["carried_over"] += 1
             continue
         old, new, check = rows[item["id"]]
+        if old is None or new is None or not new["whole"]:
+            tally["not_comparable"] += 1  # a pruning left it out: nothing to compare (record/fold_latest.py keeps both)
+            continue
         sides, how, requests, problem = _read_anywhere(ctx, old, new)
         with ctx.store.transaction() as conn:
             comparison = _note(ctx, conn, check, old, new, how, requests, problem)
@@ -230,8 +321,8 @@ def settle(ctx) -> Counter:
 
 def _file_order(rows) -> tuple:
     old, new, _check = rows
-    side = old if old["extractor"] != current_extractor() else new
-    return side["warc_file"], side["warc_offset"]
+    side = old if old is None or old["extractor"] != current_extractor() else new
+    return ("", 0) if side is None else (side["warc_file"] or "", side["warc_offset"] or 0)
 
 
 def _read_anywhere(ctx, old, new):
@@ -245,9 +336,9 @@ def _read_anywhere(ctx, old, new):
     sides, how, problem = read_here(old, new, ctx.warc.root)
     if sides is not None:
         return sides, how, [], None
-    values, hows, requests = [stored(old), stored(new)], [], []
+    values, hows, requests = [_stored(old), _stored(new)], [], []
     for index, row in enumerate((old, new)):
-        if row["extractor"] == current_extractor():
+        if row["extractor"] == current_extractor() and values[index] is not None:
             continue
         read, problem = _from_release(ctx, row, requests)
         if read is None:
@@ -272,8 +363,7 @@ def _from_release(ctx, snapshot, requests: list[int]) -> tuple[dict | None, str 
         return None, got.problem
     where = f"{asset['release_tag']}/{asset['asset_name']}:{snapshot['warc_offset']}"
     try:
-        body, content_type = response_body_of(got.data, where)
-        return values_from_html(snapshot, body, content_type), None
+        return _values(snapshot, response_of(got.data, where), where), None
     except WarcReadError as exc:
         return None, str(exc)
 

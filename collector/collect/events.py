@@ -37,7 +37,7 @@ from collector.clock import parse_instant
 from collector.parse.extract import extract, extractor_fingerprint
 from collector.parse.textnorm import normalise_for_comparison
 from collector.net.warcread import WarcReadError, read_response_body
-from collector.record import fold
+from collector.record import fold, fold_latest
 from collector.record.streams import next_id
 
 KINDS = ("gone", "reappeared", "changed")
@@ -130,15 +130,15 @@ def _gone(ctx, conn, check) -> list[str]:
         "SELECT id FROM checks WHERE article_id = ? AND outcome = 'inconclusive' AND performed_at > ? "
         "AND performed_at < ? ORDER BY performed_at", (check["article_id"], streak[0]["performed_at"],
                                                       streak[-1]["performed_at"])).fetchall()
-    last_seen = conn.execute("SELECT id, captured_at FROM snapshots WHERE article_id = ? AND captured_at < ? "
-                             "ORDER BY captured_at DESC, id DESC LIMIT 1",
-                             (check["article_id"], streak[0]["performed_at"])).fetchone()
+    # The snapshot before the first absent check: its row, or (a pruned database) the projection's (fold_latest.py).
+    last_seen = fold_latest.previous(conn, check["article_id"], streak[0]["performed_at"], 0, strictly_before=True)
     evidence = {"check": check["id"], "absent_checks": [row["id"] for row in streak],
-                "inconclusive_checks": [row["id"] for row in between], "last_snapshot": last_seen["id"],
+                "inconclusive_checks": [row["id"] for row in between], "last_snapshot": last_seen.snapshot_id,
                 "span_hours": round((times[-1] - times[0]).total_seconds() / 3600, 3)}
     # Gone between the last snapshot and the first absent check; detected_at stays
     # the check at which the rule was met.
-    seen = (last_seen["captured_at"], streak[0]["performed_at"])
+    held = conn.execute("SELECT captured_at FROM snapshots WHERE id = ?", (last_seen.snapshot_id,)).fetchone()
+    seen = (held[0] if held else last_seen.captured_at, streak[0]["performed_at"])
     return [record_event(ctx, conn, check, "gone", evidence, seen)]
 
 

@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from collector import settings
 from collector.clock import iso, parse_instant
-from collector.record import dormant, schema
+from collector.record import schema
 from collector.wayback.answers import PERMANENT_EXTS
 
 def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: str,
@@ -147,13 +147,11 @@ def quiet(conn, follow_ups: set[int], archive_queue: bool = True, hold_dormant: 
         SELECT s.article_id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND ? AND NOT EXISTS (
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""", (int(archive_queue),))
-    # Nothing to count its slots from, or no latest snapshot to compare with: kept as it is (what a dormant row packs).
+    # No snapshot to compare with (record/fold_latest.py holds what comparing needs): kept as it is.
     if hold_dormant:
-        dormant_before = (f"SELECT article_id FROM src.{dormant.TABLE}" if dormant.exists(conn, "src")
-                          else "SELECT 0 WHERE 0")
-        conn.execute(f"""INSERT OR IGNORE INTO keep_awake
-            SELECT k.id FROM keep_articles k WHERE k.id NOT IN ({dormant_before}) AND NOT EXISTS (
-                SELECT 1 FROM src.snapshot_rows s WHERE s.article_id = k.id AND s.purpose = 'capture')""")
+        conn.execute("""INSERT OR IGNORE INTO keep_awake
+            SELECT k.id FROM keep_articles k WHERE NOT EXISTS (
+                SELECT 1 FROM src.fold_latest f WHERE f.article_id = k.id)""")
     held = [r[0] for r in conn.execute("SELECT id FROM keep_articles WHERE id NOT IN (SELECT id FROM keep_awake) "
                                        "ORDER BY id")]
     conn.execute("DELETE FROM temp.keep_articles WHERE id NOT IN (SELECT id FROM keep_awake)")

@@ -63,7 +63,7 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, compact, dormant, fold, fold_keys, schema, shadows, streams
+from collector.record import articles as identities, dormant, fold, fold_keys, fold_latest, schema, shadows, streams
 from collector.record.fileformat import BOOKKEEPING_PREFIX, SYNC_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -168,6 +168,7 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 _copy(conn, iso(recent), awake, ranges)
                 fold.keep(conn, articles)  # the schedules still read (record/fold.py): owed a check, or rows kept
                 fold_keys.keep(conn)  # every address key, whole (record/fold_keys.py)
+                fold_latest.keep(conn)  # what comparing with an article's latest snapshot needs (fold_latest.py)
                 if figures:
                     tallies.keep(conn, since)
                 if hold_dormant:
@@ -181,10 +182,11 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                     shadows.set_head(conn, *head)
                 conn.execute(f"CREATE TABLE {shadows.PRUNE_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "first_event REAL, pruned_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
-                             "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL, aggregates INTEGER)")
-                conn.execute(f"INSERT INTO {shadows.PRUNE_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                             "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL, aggregates INTEGER, "
+                             "dormant INTEGER)")
+                conn.execute(f"INSERT INTO {shadows.PRUNE_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (floor, iso(now), iso(recent), since, result.bytes_before,
-                              time.monotonic() - started, int(figures)))  # what pruning this much cost: prunetime.py
+                              time.monotonic() - started, int(figures), int(hold_dormant)))  # cost: prunetime.py
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
@@ -311,7 +313,7 @@ def _copy(conn, recent: str, whole: str, ranges=()) -> None:
     # The database's own bookkeeping (its record stream, collector/record/streams.py), as it was.
     own = {r[0] for r in conn.execute("SELECT name FROM src.sqlite_master WHERE type = 'table'")
            if r[0].startswith((BOOKKEEPING_PREFIX, SYNC_PREFIX))}
-    for table in sorted(own - {"export_head", compact.TABLE, dormant.TABLE}):
+    for table in sorted(own - {"export_head"}):
         if not table.startswith("export_shadow_") and conn.execute(
                 "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
             where = _merged_kept(conn) if table == MERGED_TABLE and ranges else ""
@@ -329,26 +331,23 @@ def _merged_kept(conn) -> str:
 
 
 def _texts(conn, whole: str) -> None:
-    """Copy the texts of snapshots since `whole` whole; hold the older ones as digests (record/compact.py).
+    """Copy the texts of snapshots since `whole`, and of those a comparison not yet made names; leave the others
+    out (what comparing with them needs is in record/fold_latest.py, the texts are in the record).
 
-    An older text is what a revisit compares with, and only when its digest
-    differs does it read the text back from the record. The highest text id
-    stays whole (a new text is numbered after it: never a held text's id), so
-    does the last snapshot's (the boundary an export compares whole), and a
-    text the source held as digests only stays so.
+    The highest text id stays whole (a new text is numbered after it: never the
+    id of a text left out, which rows still name), so does the last snapshot's
+    (the boundary an export compares whole).
     """
     conn.execute("CREATE TEMP TABLE whole_texts (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.execute("""INSERT OR IGNORE INTO whole_texts
         SELECT text_id FROM main.snapshot_rows WHERE captured_at >= ? AND text_id IS NOT NULL
         UNION SELECT text_id FROM main.snapshot_rows WHERE id = (SELECT MAX(id) FROM main.snapshot_rows)
            AND text_id IS NOT NULL
+        UNION SELECT r.text_id FROM main.snapshot_rows r JOIN main.comparisons c
+           ON r.id IN (c.snapshot_before, c.snapshot_after) WHERE c.outcome = 'not_comparable' AND r.text_id IS NOT NULL
         UNION SELECT MAX(id) FROM src.snapshot_texts WHERE id IS NOT NULL""", (whole,))
     conn.execute("INSERT INTO main.snapshot_texts SELECT t.* FROM src.snapshot_texts t "
                  "JOIN whole_texts w ON w.id = t.id")
-    held = [r[0] for r in conn.execute(
-        "SELECT DISTINCT text_id FROM main.snapshot_rows WHERE text_id IS NOT NULL "
-        "AND text_id NOT IN (SELECT id FROM main.snapshot_texts)")]
-    compact.compact(conn, held)
     conn.execute("DROP TABLE temp.whole_texts")
 
 

@@ -7,24 +7,28 @@ latest snapshot: about 10 KB an article with real addresses, 1.46 million
 articles after a year at 40 outlets) was 15 GiB after a year. `export prune`
 keeps instead, for each *quiet* article (every check it is owed is a regular
 slot, none of its rows is in the recent ledger, its last check that said
-anything said present, no capture of it awaits the archive), one row of TABLE
-(its schedule, first capture, slots checked and outlet, is in the articles'
-projection, record/fold.py, as every article's is; its address, in `rows`):
+anything said present, no capture of it awaits the archive job), one row of
+TABLE (its schedule, first capture, slots checked and outlet, is in the
+articles' projection, record/fold.py, and what comparing with its latest
+snapshot needs in the snapshots' one, record/fold_latest.py, as every
+article's are; its address, in `rows`):
 
 * `rows`, compressed, the record's own rows a revisit reads, exactly as the
-  record holds them: the article, its addresses, its latest snapshot's storage
-  row (with the digests of its text, record/compact.py), and its latest check.
+  record holds them: the article, its addresses and its latest check (an
+  export repeats its address as {"$same": id}).
 
 Before a run revisits a dormant article, `wake` puts those rows back, ids
 unchanged (INSERT OR IGNORE: rows that are already in the record; the export
 continues after its last ids, so nothing is exported twice), and from then on
 the revisit reads and writes what it would in the full database: the same
-comparisons, events and export lines (an export's {"$same": id} names the
-article's latest snapshot and check, which are woken). The next pruning makes it
-dormant again. Nothing is guessed: a dormant article's rows are the record's,
-and the full database for browsing is still `export rebuild`'s.
+comparisons, events and export lines. The next pruning makes it dormant
+again. Nothing is guessed: a dormant article's rows are the record's, and the
+full database for browsing is still `export rebuild`'s.
 
-TABLE is a pruning's (its name starts with fileformat.PRUNE_PREFIX): never exported.
+Format 1 (before migration 21) packed the latest snapshot's row too, with its
+text's digests; the migration folds them into record/fold_latest.py and
+repacks every row in format 2. TABLE is a pruning's (its name starts with
+fileformat.PRUNE_PREFIX): never exported.
 """
 
 from __future__ import annotations
@@ -35,18 +39,18 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from collector.parse.inflate import inflate
-from collector.record import compact
 from collector.record.dormant_table import TABLE
-from collector.record.fileformat import decode_value, encode_value
+from collector.record.values import decode_value, encode_value
 
 # The tables a dormant article's rows come from, in the order they are put back.
-PACKED = ("articles", "article_urls", "snapshot_rows", "checks")
-_FORMAT = 1  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
-# The key a packed row holds its text's digest row under (compact.TABLE's name when format 1 was made): frozen.
-_HELD = "export_compact_texts"
-# zlib's preset dictionary of format 1: the column names and the values most rows share, so a row's
+PACKED = ("articles", "article_urls", "checks")
+_FORMAT = 2  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
+# Format 1 (before migration 21) packed the latest snapshot's row too, and its text's digest row under HELD_V1
+# (prune_texts' name when format 1 was made): read by migration 21 alone (record/fold_latest.py).
+_FORMAT_1, PACKED_V1, HELD_V1 = 1, ("articles", "article_urls", "snapshot_rows", "checks"), "export_compact_texts"
+# zlib's preset dictionary of formats 1 and 2: the column names and the values most rows share, so a row's
 # compressed form holds little besides its own values (about 720 bytes a row against 1,230 without it,
-# bench/working_db.py). Frozen: rows packed with it are in caches.
+# bench/working_db.py). Frozen: rows packed with it are in caches (format 2 no longer packs snapshot_rows).
 _SKELETON = {
     "articles": ["id", "outlet_id", "url_key", "url", "first_seen_at", "first_seen_run"],
     "article_urls": ["id", "article_id", "url", "url_key", "how", "listing", "recorded_at", "run_id", "snapshot_id"],
@@ -69,19 +73,20 @@ _ZDICT = json.dumps(_SKELETON, ensure_ascii=False, separators=(",", ":")).encode
 
 
 def pack(rows: dict[str, list[dict]]) -> bytes:
-    """Return the compressed form of an article's rows (table -> rows as dicts of column values)."""
-    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in (*PACKED, _HELD)}
+    """Return the compressed form of an article's rows (table of PACKED -> rows as dicts of column values)."""
+    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in PACKED}
     packer = zlib.compressobj(9, zdict=_ZDICT)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return bytes([_FORMAT]) + packer.compress(text) + packer.flush()
 
 
 def unpack(blob: bytes) -> dict[str, list[dict]]:
-    """Return the rows pack() was given."""
-    if not blob or blob[0] != _FORMAT:
-        raise ValueError(f"a dormant article's rows are in format {blob[:1]!r}, not {_FORMAT}")
+    """Return the rows pack() was given; of a format 1 row, its snapshot row and text digests too."""
+    if not blob or blob[0] not in (_FORMAT, _FORMAT_1):
+        raise ValueError(f"a dormant article's rows are in format {blob[:1]!r}, not {_FORMAT} (or {_FORMAT_1})")
     data = json.loads(inflate(blob[1:], _MAX_BYTES, zlib.MAX_WBITS, _ZDICT).decode("utf-8"))
-    return {t: [{k: decode_value(v) for k, v in r.items()} for r in data.get(t, [])] for t in (*PACKED, _HELD)}
+    return {t: [{k: decode_value(v) for k, v in r.items()} for r in data.get(t, [])]
+            for t in (*PACKED_V1, HELD_V1)}
 
 
 def exists(conn, schema: str = "main") -> bool:
@@ -101,9 +106,10 @@ def url_of(conn, article_id: int) -> str | None:
 def wake(conn, article_ids: Iterable[int]) -> int:
     """Put back the rows of those articles that are dormant here; return how many articles were woken.
 
-    Foreign keys must be off on `conn` (the rows point at runs and requests
-    the working database left out: they are in the record); the caller holds
-    the transaction. Idempotent: a row already here is left as it is.
+    The rows point at runs, requests and snapshots the working database left
+    out (they are in the record: a pruned database's keys are checked at
+    export, record/references.py); the caller holds the transaction.
+    Idempotent: a row already here is left as it is.
     """
     ids = sorted(set(article_ids))
     if not ids or not exists(conn):
@@ -117,14 +123,6 @@ def wake(conn, article_ids: Iterable[int]) -> int:
             for table in PACKED:
                 for row in rows[table]:
                     _insert(conn, table, row)
-            texts = {r["id"] for r in conn.execute(
-                "SELECT id FROM snapshot_texts WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps([r["text_id"] for r in rows[_HELD]]),))}
-            digests = [r for r in rows[_HELD] if r["text_id"] not in texts]
-            if digests:
-                conn.execute(compact.CREATE)
-                for row in digests:  # held as digests, as the pruning that made it dormant held it
-                    _insert(conn, compact.TABLE, row)
             woken += 1
     return woken
 
@@ -142,13 +140,12 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
 
     An article's rows are the newest of what src holds of it (a run woke it
     and revisited it) and what its src row packed (what src left out). Its
-    schedule (first capture, slots checked, outlet) is not here: the articles'
-    projection holds it (record/fold.py), in every database.
-    Returns how many rows were written.
+    schedule (first capture, slots checked, outlet) and its latest snapshot's
+    facts are not here: the projections hold them (record/fold.py,
+    fold_latest.py), in every database. Returns how many rows were written.
     """
     written = 0
     has_old = exists(conn, "src")
-    held = compact.exists(conn, "src")
     for start in range(0, len(article_ids), chunk):
         ids = article_ids[start:start + chunk]
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS dormant_ids (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
@@ -163,9 +160,6 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
             "articles": "SELECT a.* FROM src.articles a JOIN temp.dormant_ids k ON k.id = a.id",
             "article_urls": "SELECT u.* FROM src.article_urls u JOIN temp.dormant_ids k ON k.id = u.article_id "
                             "ORDER BY u.id",
-            "snapshot_rows": "SELECT * FROM (SELECT s.*, ROW_NUMBER() OVER (PARTITION BY s.article_id "
-                             "ORDER BY s.captured_at DESC, s.id DESC) AS _n FROM src.snapshot_rows s "
-                             "JOIN temp.dormant_ids k ON k.id = s.article_id) WHERE _n = 1",
             "checks": "SELECT * FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.article_id "
                       "ORDER BY c.id DESC) AS _n FROM src.checks c JOIN temp.dormant_ids k "
                       "ON k.id = c.article_id) WHERE _n = 1",
@@ -176,12 +170,11 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
                 found[table][row["id"] if table == "articles" else row["article_id"]].append(row)
         batch = []
         for article_id in ids:
-            packed = old.get(article_id, {t: [] for t in (*PACKED, _HELD)})
+            packed = old.get(article_id, {t: [] for t in PACKED})
             rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in PACKED}
-            if not rows["articles"] or not rows["snapshot_rows"]:
-                raise ValueError(f"article {article_id} cannot be made dormant: its identity or its latest "
-                                 "snapshot is neither in the database nor in its dormant row")
-            rows[_HELD] = _digests(conn, rows["snapshot_rows"][0]["text_id"], packed[_HELD], held)
+            if not rows["articles"]:
+                raise ValueError(f"article {article_id} cannot be made dormant: its identity is neither in the "
+                                 "database nor in its dormant row")
             batch.append((article_id, pack(rows)))
         conn.executemany(f"INSERT INTO main.{TABLE} (article_id, rows) VALUES (?, ?)", batch)
         written += len(batch)
@@ -194,24 +187,4 @@ def _newest(table: str, packed: list[dict], here: list[dict]) -> list[dict]:
     if table in ("articles", "article_urls"):
         merged = {r["id"]: r for r in packed} | {r["id"]: r for r in here}
         return [merged[i] for i in sorted(merged)]
-    if table == "snapshot_rows":
-        return sorted(packed + here, key=lambda r: (r["captured_at"], r["id"]))[-1:]
     return sorted(packed + here, key=lambda r: r["id"])[-1:]  # checks: the latest by id, as an export's $same
-
-
-def _digests(conn, text_id: int | None, packed: list[dict], held: bool) -> list[dict]:
-    """Return the digest row of a text (held as digests when the article is dormant): src's, made, or packed."""
-    if text_id is None:
-        return []
-    if held:
-        row = conn.execute(f"SELECT * FROM src.{compact.TABLE} WHERE text_id = ?", (text_id,)).fetchone()
-        if row is not None:
-            return [dict(zip(row.keys(), row))]
-    text = conn.execute("SELECT text FROM src.snapshot_texts WHERE id = ?", (text_id,)).fetchone()
-    if text is not None:
-        return [{"text_id": text_id, "sha256": compact.text_sha256(text[0]), "form_sha256": compact.form_sha256(text[0]),
-                 "normaliser": compact.normaliser()}]
-    same = [r for r in packed if r["text_id"] == text_id]
-    if not same:
-        raise ValueError(f"text {text_id} is neither whole nor held as digests in the database")
-    return same

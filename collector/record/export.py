@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso_seconds
-from collector.record import compact, references, schema, shadows, streams, written
+from collector.record import fold_latest, references, schema, shadows, streams, written
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
     file_sha256, file_text, listing_line, listing_parts, read_header, row_digest, row_line,
@@ -176,27 +176,28 @@ def _append_lines(conn, table: str, after: int, lines: list[str],
             before = _latest_before(conn, table, row, scope, cols, latest, low)
             for column in cols:
                 value = row[column]
-                if (before and isinstance(value, str) and len(value) >= REPEAT_MIN_CHARS
-                        and (value == before[column] or _held_same(conn, table, column, before, value))):
+                if before and isinstance(value, str) and len(value) >= REPEAT_MIN_CHARS and _repeats(before, column,
+                                                                                                     value):
                     same[column] = before["id"]
         lines.append(row_line(table, row, same=same))
         count, top = count + 1, row["id"]
     return count, top, row_digest(last) if last else None
 
 
-def _held_same(conn, table: str, column: str, before: dict, value: str) -> bool:
-    """Return True when the earlier row's text, held as digests only (record/compact.py), is `value`."""
-    if table != "snapshots" or column != "text" or before[column] is not None:
-        return False
-    digests = compact.held(conn, before["id"])
-    return digests is not None and compact.matches(digests, value)
+def _repeats(before: dict, column: str, value: str) -> bool:
+    """Return True when `value` is the earlier row's: as held, or by its digest (record/fold_latest.py)."""
+    return before["facts"].same(column, value) if "facts" in before else value == before[column]
 
 
 def _latest_before(conn, table: str, row: dict, scope: str | None, cols: list[str], latest: dict, low: int = 0):
-    """Return the latest earlier row of the stream in the scope (its id and cols), and make `row` the latest."""
+    """Return the latest earlier row of the stream in the scope (its id and cols, or the facts of an article's
+    snapshot: record/fold_latest.py, whether or not the row is held), and make `row` the latest."""
     key = (scope, row[scope] if scope else None)
     before = latest.get(key)
-    if before is None:
+    if before is None and table == "snapshots" and scope == "article_id":
+        found = fold_latest.before_id(conn, row["article_id"], row["id"], low)
+        before = None if found is None else {"id": found.snapshot_id, "facts": found.facts}
+    elif before is None:
         where, params = (f'AND "{scope}" = ?', [row[scope]]) if scope else ("", [])
         names = ", ".join(f'"{c}"' for c in cols)
         found = conn.execute(f'SELECT id, {names} FROM "{table}" WHERE id < ? AND id > ? {where} '

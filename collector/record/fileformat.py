@@ -47,6 +47,7 @@ from typing import IO, Any, Iterator
 
 from collector.errors import TakedownWatchError
 from collector.record import schema
+from collector.record.values import decode_value, encode_value  # noqa: F401 (the line format's, re-exported)
 
 
 FORMAT = 1
@@ -84,20 +85,6 @@ class ExportError(TakedownWatchError):
 
 
 # -- values ---------------------------------------------------------------------
-
-def encode_value(value: Any) -> Any:
-    """Return a column value as JSON can hold it (a BLOB as {"$b64": ...})."""
-    if isinstance(value, bytes):
-        return {"$b64": base64.b64encode(value).decode("ascii")}
-    return value
-
-
-def decode_value(value: Any) -> Any:
-    """Return the column value a JSON value stands for (undoes encode_value)."""
-    if isinstance(value, dict) and "$b64" in value:
-        return base64.b64decode(value["$b64"])
-    return value
-
 
 def repeated_id(value: Any) -> int | None:
     """Return the row id a {"$same": id} value repeats, or None for a value written out."""

@@ -104,6 +104,12 @@ END;
 """
 
 
+def fold_capture(conn: sqlite3.Connection, article_id: int, captured_at: str) -> None:
+    """Fold in a capture snapshot a database leaves out as it reads it (record/rebuild.py), as its trigger would."""
+    conn.execute(f"INSERT INTO {TABLE} (article_id, first_capture_us) VALUES (:article, {micros_sql(':at')}) "
+                 f"{_ON_FIRST}", {"article": article_id, "at": captured_at})
+
+
 def regular(slot: str | None) -> bool:
     """Return True for a regular slot label ('24h'), not a retry ('24h#2') nor a follow-up: what TABLE's slots hold."""
     return bool(slot) and "#" not in slot and not slot.startswith("followup:")

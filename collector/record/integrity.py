@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from collector.errors import BadUsage
-from collector.record import fold, fold_keys
+from collector.record import fold, fold_keys, fold_latest
 from collector.record.store import Store, expected_triggers, trigger_problems
 from collector.record.streams import next_id
 
@@ -40,6 +40,8 @@ def restore_triggers(store: Store, operator: str, reason: str, now: str) -> list
             fold.refold(conn)  # rows inserted while a trigger of the projection was missing: folded now
         if any(fold_keys.TABLE in finding for finding in findings):
             fold_keys.refold(conn)
+        if any(fold_latest.TABLE in finding for finding in findings):
+            fold_latest.refold(conn)
         conn.execute("INSERT INTO operator_actions (id, acted_at, operator, action, reason, findings) "
                      "VALUES (?, ?, ?, 'restore_triggers', ?, ?)",
                      (next_id(conn, "operator_actions"), now, operator, reason,

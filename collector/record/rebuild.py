@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from collector.record import compact, dormant, references, shadows
+from collector.record import dormant, fold, fold_latest, reader, references, shadows
 from collector.record.export import check_continues
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_entries,
@@ -164,10 +164,11 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
             conn.executemany(pending[0][0], [values for _, values in pending])
             pending.clear()
 
-    held = compact.exists(conn)  # a pruned working database: some texts are held as digests only
     asleep = dormant.exists(conn) and conn.execute(f"SELECT 1 FROM {dormant.TABLE} LIMIT 1").fetchone() is not None
     woken: set[int] = set()
-    boundary = read_header(path).get("through", {}).get("snapshots") if held else None
+    boundary = read_header(path).get("through", {}).get("snapshots")
+    leave_out = shadows.prunes_dormant(conn)  # a working database whose rows no merge reads (collect/prune.py)
+    left: dict[int, dict] = {}  # the values of the snapshots left out (rebuild.py _snapshot)
     for line in read_lines(path, text):
         if is_listing(line):
             flush()
@@ -182,12 +183,13 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
             dormant.wake(conn, [row["article_id"]])
         if any(repeated_id(v) is not None for v in row.values()):
             flush()
-            if held and table == "snapshots" and row.get("id") == boundary:
-                row = compact.resolve_held(conn, row, path)  # the last row: stored whole, as the export checks it
-            elif held and table == "snapshots" and compact.insert_sharing(conn, row, _same):
-                counts[table] = counts.get(table, 0) + 1
-                continue
-            row = {k: _same(conn, table, k, v) for k, v in row.items()}
+            if table == "snapshots":
+                row = _snapshot(conn, row, path, row.get("id") == boundary, leave_out, left)
+                if row is None:  # left out, its facts folded in
+                    counts[table] = counts.get(table, 0) + 1
+                    continue
+            else:
+                row = {k: _same(conn, table, k, v) for k, v in row.items()}
         sql = statements.get((table, cols, upsert)) or statements.setdefault(
             (table, cols, upsert), _insert_sql(conn, table, cols, upsert))
         if pending and (pending[0][0] != sql):
@@ -197,6 +199,68 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
             flush()
         counts[table] = counts.get(table, 0) + 1
     flush()
+
+
+def _snapshot(conn, row: dict, path: Path, boundary: bool, leave_out: bool, left: dict) -> dict | None:
+    """Return a snapshot line's row, its repeated values resolved; None when it was stored or left out here.
+
+    A value repeats an earlier row's ({"$same": id}). Held here with its text,
+    it is read from there. A pruned database may hold the earlier row without
+    its text: the row is stored sharing its text id, as the full database
+    shares the text, and its facts folded in with that text's digests
+    (record/fold_latest.py). It may not hold the earlier row at all: in a
+    working database that left out rows before (`leave_out`) the row is left
+    out too, its facts folded in likewise, and its values kept in `left` for the
+    rows after it that repeat one (any row's, extractor_info). The file's last row, the boundary
+    an export checks whole, is read back from the record folder instead.
+    Raises ExportError when none of these can be done:
+    .github/scripts/sync_database.sh then checks out the whole record folder
+    and resumes again, or rebuilds the database.
+    """
+    values, shared, missing = {}, None, {}
+    for column, value in row.items():
+        same = repeated_id(value)
+        if same is None:
+            values[column] = value
+            continue
+        held = conn.execute("SELECT s.*, r.text_id AS _text_id FROM snapshots s JOIN snapshot_rows r ON r.id = s.id "
+                            "WHERE s.id = ?", (same,)).fetchone()
+        if held is None and column in left.get(same, {}):
+            values[column] = left[same][column]  # a row of these files left out before it
+        elif held is None:
+            missing[column] = same
+        elif column == "text" and held["text"] is None and held["_text_id"] is not None:
+            shared, missing[column] = held["_text_id"], same
+        else:
+            values[column] = held[column]
+    if not missing:
+        return values
+    if boundary:
+        files = reader.record_files(path.parents[3])  # <folder>/YYYY/MM/DD/file
+        for column, same in missing.items():
+            values[column] = reader.value(files, "snapshots", same, column)
+            if values[column] is reader.MISSING:
+                raise ExportError(f"{path}: snapshot {row.get('id')} repeats the {column} of snapshot {same}, "
+                                  "which this database does not hold whole and the record folder here lacks")
+        return values
+    inherited = {c: fold_latest.of(conn, row["article_id"], same) for c, same in missing.items()
+                 if c in fold_latest.COLUMNS}  # what its facts need: the repeated rows' digests
+    lacking = [(c, same) for c, same in missing.items() if inherited.get(c, True) is None]
+    if shared is not None and set(missing) == {"text"} and not lacking:  # only its text left out here: shared
+        stored = {**values, "text_id": shared}
+        names = ", ".join(f'"{c}"' for c in stored)
+        conn.execute(f"INSERT INTO snapshot_rows ({names}) VALUES ({', '.join('?' for _ in stored)})",
+                     list(stored.values()))
+    elif leave_out and not lacking:  # left out: its first capture folded in as its row's would be
+        left[row["id"]] = values
+        if row.get("purpose") == "capture":
+            fold.fold_capture(conn, row["article_id"], row["captured_at"])
+    else:
+        column, same = (lacking or [(c, s) for c, s in missing.items() if c != "text"] or list(missing.items()))[0]
+        raise ExportError(f"snapshots.{column} repeats row {same}, which this database lacks")
+    fold_latest.fold_values(conn, row["article_id"], row["captured_at"], row["id"], values,
+                            {column: found.facts for column, found in inherited.items()})
+    return None
 
 
 def _same(conn, table: str, column: str, value: Any) -> Any:

@@ -131,6 +131,13 @@ def figures_from(conn: sqlite3.Connection) -> str | None:
     return None if row is None else row[0]
 
 
+def prunes_dormant(conn: sqlite3.Connection) -> bool:
+    """Return True when this database's last pruning held quiet articles as dormant rows: a working database a
+    job revisits from, whose rows no merge reads, so rows it cannot hold whole may be left out (record/rebuild.py)."""
+    row = _prune_row(conn, "dormant")
+    return bool(row and row[0])
+
+
 def figures_as_aggregates(conn: sqlite3.Connection) -> bool:
     """Return True when this database's last pruning kept the figures as running aggregates, not as rows.
 

@@ -24,11 +24,11 @@ import pytest
 from collector.clock import iso
 from collector.collect import changes, events, outcomes, revisits
 from collector.collect.revisits import run_rechecks
-from collector.record import compact, dormant
+from collector.record import dormant
 from collector.record.store import Store
 from collector.record.streams import next_id
 from testing.farm import Reply
-from tests.collect.test_compact import LATE, PARAGRAPHS_ONE_CHAR, context
+from tests.collect.test_left_out import LATE, PARAGRAPHS_ONE_CHAR, context
 from tests.collect.test_dormant import quiet  # noqa: F401  (the fixture)
 from tests.collect.test_prune import record  # noqa: F401  (the fixture quiet uses)
 from tests.collect.test_revisits import HEADLINE_NEW, page
@@ -83,12 +83,6 @@ class Reads:
             self.asked.update(pending)
 
 
-def _held_snapshot(conn) -> int:
-    row = conn.execute(f"SELECT r.id FROM snapshot_rows r JOIN {compact.TABLE} c ON c.text_id = r.text_id "
-                       "ORDER BY r.id LIMIT 1").fetchone()
-    return row[0] if row else 0
-
-
 # How the test calls each function the page names, on a pruned database (conn) and the fixture's articles.
 CALLS = {
     "revisits.pending_articles": lambda conn, ids: revisits.pending_articles(conn),
@@ -99,7 +93,6 @@ CALLS = {
     "events.is_gone": lambda conn, ids: events.is_gone(conn, ids["gone"]),
     "changes.previous_snapshot": lambda conn, ids: changes.previous_snapshot(
         conn, {"article_id": ids["edited"], "id": 0, "captured_at": iso(LATE)}),
-    "compact.held": lambda conn, ids: compact.held(conn, _held_snapshot(conn)),
     "events.article_age_hours": lambda conn, ids: events.article_age_hours(conn, ids["same"], iso(LATE)),
     "changes.open_comparisons": lambda conn, ids: changes.open_comparisons(conn, LATE, 10),
 }
@@ -107,7 +100,7 @@ CALLS = {
 
 def test_the_page_names_each_function_the_test_calls():
     assert set(documented()) == set(CALLS), "the page's table and CALLS name different functions"
-    assert pruned_only() == {"dormant.url_of", "dormant.wake", "compact.held"}
+    assert pruned_only() == {"dormant.url_of", "dormant.wake"}
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -129,7 +122,7 @@ def test_each_function_reads_what_the_page_says(quiet, name):
 @pytest.mark.parametrize("which", ["pruned", "full"])
 def test_a_whole_revisit_asks_only_what_the_page_says(quiet, tmp_path, which):
     host, full, folder, ids, working = quiet
-    # A change of text (in the pruned database the older text held as digests), of headline, and an
+    # A change of text (in the pruned database the older text left out, its digests held), of headline, and an
     # absence: every question asked.
     host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR),
                         "/news/gone": Reply(404)})

@@ -1,4 +1,4 @@
-"""The compact revisit state: a pruned database holds older texts as digests and compares as the full one."""
+"""A pruned database leaves older texts out, holds their digests (record/fold_latest.py) and compares as the full one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import timedelta
 from collector.collect.prune import prune
 from collector.collect.revisits import run_rechecks
 from collector.publish.history import History
-from collector.record import compact, export
+from collector.record import export, fold_latest
 from collector.record.fileformat import read_lines
 from collector.record.rebuild import resume
 from collector.record.store import Store
@@ -58,16 +58,18 @@ def test_a_pruned_database_holds_older_texts_as_digests(record, tmp_path):
     store, whole = Store(working), Store(full)
     for name in ("same", "edited"):
         snapshot = latest(store, ids[name])
-        digests = compact.held(store.conn, snapshot)
         text = whole.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0]
-        assert digests is not None and compact.matches(digests, text) and compact.unchanged(digests, text)
+        facts = fold_latest.of(store.conn, ids[name], snapshot).facts
+        assert facts == fold_latest.of(whole.conn, ids[name], snapshot).facts  # the full database's own
+        assert facts.same("text", text) and facts.unchanged("text", text) and not facts.same("text", text + ".")
         assert store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0] is None
         assert store.one("SELECT headline FROM snapshots WHERE id = ?", (snapshot,))[0] is not None
-    # The highest text stays whole: a new text is numbered after it, never a held text's id.
+    # The highest text stays whole: a new text is numbered after it, never a left-out text's id.
     top = whole.one("SELECT MAX(id) FROM snapshot_texts")[0]
     assert store.one("SELECT MAX(id) FROM snapshot_texts")[0] == top
-    assert store.one(f"SELECT MAX(text_id) FROM {compact.TABLE}")[0] < top
+    assert store.one("SELECT MAX(text_id) FROM snapshot_rows WHERE text_id NOT IN (SELECT id FROM snapshot_texts)")[0] < top
     assert store.one("SELECT COUNT(*) FROM snapshot_texts")[0] < whole.one("SELECT COUNT(*) FROM snapshot_texts")[0]
+    assert "prune_texts" not in store.db.table_names()
 
 
 def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_path):
@@ -113,28 +115,41 @@ def test_a_held_text_that_cannot_be_read_is_not_comparable_and_compared_later(re
     assert '"how": "held_text"' in got[0][9]
 
 
-def test_a_resumed_row_repeating_a_held_text_is_held_too_and_the_boundary_whole(record, tmp_path):
+def test_a_resumed_row_repeating_a_text_left_out_shares_it_and_the_boundary_is_whole(record, tmp_path):
     _host, full, folder, ids = record
     working, _done = pruned(full, folder, tmp_path)
-    # Another job revisits with the full database and exports: its unchanged texts repeat held rows.
+    # Another job revisits with the full database and exports: its unchanged texts repeat texts left out here.
     revisit(full, tmp_path, "warc-full", folder)
     written = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
     lines = [line["r"] for line in read_lines(written.path) if line.get("t") == "snapshots"]
     store = Store(working)
-    held = {row["id"]: row for row in lines
-            if isinstance(row["text"], dict) and compact.held(store.conn, row["text"]["$same"]) is not None}
-    assert held  # the file repeats texts this database holds as digests only
-    # The file's last row, were it one of them, is read back whole from the record (the boundary an export checks).
-    whole = Store(full)
-    for row in held.values():
-        text = compact.resolve_held(store.conn, row, written.path)["text"]
-        assert text == whole.one("SELECT text FROM snapshots WHERE id = ?", (row["id"],))[0]
+    shared, gone = {}, {}  # repeating a row held without its text; a row not held
+    for row in (r for r in lines if isinstance(r["text"], dict)):
+        held = store.one("SELECT text, text_id FROM snapshots s JOIN snapshot_rows r USING (id) WHERE s.id = ?",
+                         (row["text"]["$same"],))
+        if held is None:
+            if row["text"]["$same"] not in {r["id"] for r in lines}:  # nor an earlier row of the same file
+                gone[row["id"]] = row
+        elif held["text"] is None:
+            shared[row["id"]] = (row, held["text_id"])
+    assert shared  # the file repeats texts this database left out
     store.conn.close()
     assert resume(folder, working)[0] == 1
-    store = Store(working)
-    for snapshot in held:  # held likewise, nothing read from the record
-        assert compact.held(store.conn, snapshot) is not None
-        assert store.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0] is None
+    store, whole = Store(working), Store(full)
+    last = max(row["id"] for row in lines)
+    for snapshot in (*shared, *gone):
+        row = shared[snapshot][0] if snapshot in shared else gone[snapshot]
+        held = store.one("SELECT text_id, text FROM snapshots s JOIN snapshot_rows r USING (id) WHERE s.id = ?",
+                         (snapshot,))
+        if snapshot == last:  # the boundary an export checks: read back from the record, whole
+            assert held["text"] == whole.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0]
+            continue
+        if snapshot in shared:  # held, sharing the text it repeats (left out here too), nothing read from the record
+            assert (held["text_id"], held["text"]) == (shared[snapshot][1], None)
+        else:  # its earlier row not held: left out too
+            assert held is None
+        assert fold_latest.of(store.conn, row["article_id"], snapshot).facts == \
+            fold_latest.of(whole.conn, row["article_id"], snapshot).facts  # its facts folded in all the same
     assert export.export_new(store, folder, now=LATE + timedelta(minutes=6)).path is None  # in sync, continues
     store.conn.close()
 
