@@ -37,7 +37,6 @@ be nine tenths of the record (bench/storage_growth.py measures it).
 
 from __future__ import annotations
 
-import base64
 import bz2
 import hashlib
 import io
