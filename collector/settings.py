@@ -310,8 +310,8 @@ COMPARISON_RETRY_DAYS = 7
 WORKING_LEDGER_DAYS = 2
 # An article with a capture, check, snapshot or capture attempt of the last this many hours
 # is kept whole, with its texts; an older quiet one is a dormant row (collector/record/dormant.py)
-# and older texts are held as digests (collector/record/compact.py), read back from the record's
-# newest days when a revisit finds them changed (record_repository.sh checks out RECORD_DAYS, 2).
+# and older texts are left out (their digests are in collector/record/fold_latest.py), read back from
+# the record's newest days when a revisit finds them changed (record_repository.sh checks out RECORD_DAYS, 2).
 # At least the vantage window: a run compares the other vantage's answers of that window.
 WORKING_RECENT_HOURS = 6
 # `export prune --deadline` (a job's: collect's is 8 minutes after its start) leaves

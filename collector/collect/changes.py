@@ -118,7 +118,7 @@ def held_values(ctx, conn, old, new, warc_root: Path, requests: list[int] | None
     read, problem = _from_record(ctx, old)
     if read is None and old["extractor"] == current_extractor():
         try:
-            read = _reread(old, warc_root)
+            read = reread(old, warc_root)
         except WarcReadError as exc:
             problem = f"{problem}; {exc}"
         if read is None and requests is not None and ctx.warc_store is not None:
@@ -186,8 +186,9 @@ def _from_record(ctx, old) -> tuple[dict | None, str]:
         return None, str(exc)
 
 
-def _reread(row, warc_root: Path) -> dict:
-    """Return a snapshot's field values as the current extractor reads its page in this runner's WARC folder."""
+def reread(row, warc_root: Path) -> dict:
+    """Return a snapshot's field values as the current extractor reads its page in this runner's WARC folder
+    (a snapshot held as digests: its final address its WARC record's, checked against the digest)."""
     got = read_response(warc_root, row["warc_file"], row["warc_offset"])
     return _values(row, got, f"{row['warc_file']}:{row['warc_offset']}")
 
@@ -228,7 +229,7 @@ def read_here(old, new, warc_root: Path) -> tuple[tuple[dict, dict] | None, str 
             hows.append("same_html")
             continue
         try:
-            sides[index] = _reread(row, warc_root)
+            sides[index] = reread(row, warc_root)
         except WarcReadError as exc:
             return None, None, str(exc)
         hows.append("warc_file")

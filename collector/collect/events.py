@@ -30,13 +30,12 @@ import hashlib
 import json
 import sqlite3
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from collector import settings
 from collector.clock import parse_instant
 from collector.parse.extract import extract, extractor_fingerprint
 from collector.parse.textnorm import normalise_for_comparison
-from collector.net.warcread import WarcReadError, read_response_body
+from collector.net.warcread import WarcReadError
 from collector.record import fold, fold_latest
 from collector.record.streams import next_id
 
@@ -170,12 +169,6 @@ def differs(before: str | None, after: str | None) -> bool:
 def current_extractor() -> str:
     """Return the fingerprint of the extractor this process runs (fixed for its life)."""
     return extractor_fingerprint()
-
-
-def reextract(snapshot, warc_root: Path) -> dict:
-    """Return the snapshot's field values as the current extractor reads its stored HTML."""
-    body, content_type = read_response_body(warc_root, snapshot["warc_file"], snapshot["warc_offset"])
-    return values_from_html(snapshot, body, content_type)
 
 
 def values_from_html(snapshot, body: bytes, content_type: str | None) -> dict:

@@ -16,14 +16,17 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   address is known by a digest of its key in the address keys' projection
   (record/fold_keys.py), kept whole, so a page listed again is not queued again;
 * of every article owed a check (due now or later) or whose rows are kept,
-  its schedule (the articles' projection, record/fold.py); of each owed one
-  that is quiet (collect/keep.py), one dormant row (record/dormant.py);
+  its schedule (the articles' projection, record/fold.py) and what comparing
+  with its latest snapshot needs (the snapshots' one, record/fold_latest.py,
+  which also keeps the snapshots a comparison names and those whose rows are
+  kept); of each owed one that is quiet (collect/keep.py), one dormant row
+  (record/dormant.py);
 * for each other (a row of the last settings.WORKING_RECENT_HOURS; a
   follow-up or retry owed; an absence open; a capture the archive job has not
   seen confirmed; a comparison still retried, settings.COMPARISON_RETRY_DAYS):
   its capture snapshots, its latest snapshot (what the next revisit compares
-  with; its text, unless of those hours, held as digests only:
-  collector/record/compact.py), every check, comparison and capture attempt,
+  with; its text, unless of those hours or a comparison's still retried,
+  left out), every check, comparison and capture attempt,
   and of the archive submissions of every snapshot kept, every try while it
   is not settled, else the answer that settled it (its first confirmed copy);
 * the recent ledger (settings.WORKING_LEDGER_DAYS): its requests, intents, runs, listings;

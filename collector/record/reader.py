@@ -1,8 +1,8 @@
 """Reads one value of one row back from the record's export files: what a pruned database no longer holds.
 
 A pruned working database (collector/collect/prune.py) leaves out rows the record
-holds. When a job needs a value of one of them (the text of a snapshot held as
-digests, collector/record/compact.py), it is read from the export file holding
+holds. When a job needs a value of one of them (a changed field's older value,
+its digests in collector/record/fold_latest.py), it is read from the export file holding
 the row, found by the files' id ranges: each header's `after` and `through` per
 table, so a binary search reads only headers besides that one file. A value
 written as {"$same": id} (collector/record/fileformat.py REPEATS: the latest

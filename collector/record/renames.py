@@ -15,8 +15,8 @@ NOT_RECORDED), and a table the record is not made of starts with one of them
 * `sync_`: how a database that follows or merges every stream came in sync
   with the record (`sync_followed`, `sync_merged`: record/follow.py, merge.py);
 * `prune_`: what a pruning left out and kept instead (`prune_state`,
-  `prune_identities`: collect/prune.py; `prune_dormant`, `prune_texts`:
-  record/dormant.py, compact.py).
+  `prune_identities`: collect/prune.py; `prune_dormant`: record/dormant.py;
+  `prune_texts`, until migration 21 folded it into record/fold_latest.py).
 
 Each table is renamed in place (ALTER TABLE ... RENAME TO: rows, keys and
 rowids unchanged); a table the database never had is left so. The index of

@@ -72,6 +72,23 @@ def test_a_pruned_database_holds_older_texts_as_digests(record, tmp_path):
     assert "prune_texts" not in store.db.table_names()
 
 
+def test_a_pruning_keeps_each_articles_latest_facts_and_those_its_rows_name(record, tmp_path):
+    _host, full, folder, _ids = record
+    working, _done = pruned(full, folder, tmp_path)
+    store, whole = Store(working), Store(full)
+    kept, every = fold_latest.projection(store.conn), fold_latest.projection(whole.conn)
+    want = {r[0] for r in store.query("SELECT id FROM snapshot_rows")}  # the rows it holds
+    want |= {s for r in store.query("SELECT snapshot_before, snapshot_after FROM comparisons") for s in r}
+    for (article,) in store.query("SELECT article_id FROM fold_articles"):  # owed a check, or rows kept
+        mine = [(us, s) for s, (a, us, _facts) in every.items() if a == article]
+        if mine:  # its latest by capture time, and by id (the export's "earlier row")
+            want |= {max(mine)[1], max(s for _us, s in mine)}
+    assert set(kept) == want and len(kept) < len(every)
+    assert all(kept[s] == every[s] for s in kept)  # the full database's facts, as they were
+    store.conn.close()
+    whole.conn.close()
+
+
 def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_path):
     host, full, folder, ids = record
     working, _done = pruned(full, folder, tmp_path)

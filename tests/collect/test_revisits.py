@@ -19,7 +19,8 @@ from collector import settings
 from collector.collect.capture import snapshot_from
 from collector.clock import parse_instant
 from collector.cli.review import review
-from collector.collect.events import gone_decided, reextract
+from collector.collect.changes import reread
+from collector.collect.events import gone_decided
 from collector.review.order import REVIEW_ORDER_SQL
 from collector.collect.revisits import due_checks, next_due_at, run_rechecks
 from collector.urls import comparison_key
@@ -587,14 +588,14 @@ def test_older_snapshot_is_extracted_again_with_the_current_extractor(farm, make
     assert unread["outcome"] == "not_comparable" and "cannot read" in unread["detail"]
 
 
-def test_reextract_reads_back_the_html_as_captured(farm, make_ctx, store):
+def test_reread_reads_back_the_html_as_captured(farm, make_ctx, store):
     html = article_html()
     host = farm.add({"/robots.txt": Reply(404),
                      "/news/f/gz": Reply(200, gzip.compress(html), {"Content-Encoding": "gzip"})})
     ctx = make_ctx(now=T0)
     article = capture_article(ctx, "alpha", host.url("/news/f/gz"))
     snapshot = store.one("SELECT * FROM snapshots WHERE article_id = ?", (article,))
-    values = reextract(snapshot, ctx.warc.root)
+    values = reread(dict(snapshot), ctx.warc.root)
     assert values == {f: snapshot[f] for f in events.FIELDS}
     assert values["headline"] == HEADLINE and values["byline"] == BYLINE
 
