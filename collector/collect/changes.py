@@ -281,8 +281,9 @@ def settle(ctx) -> Counter:
     """Return the tally after trying again the checks recorded as not comparable, reading from release assets.
 
     Needs ctx.warc_store (collector/net/releases.py), or ctx.record_dir for
-    an older text a pruned database holds as digests only; stops at the
-    run's deadline, the rest left for the next run.
+    an older value a pruned database holds as digests only
+    (record/fold_latest.py); stops at the run's deadline, the rest left for
+    the next run.
     """
     tally: Counter = Counter()
     if ctx.warc_store is None and getattr(ctx, "record_dir", None) is None:

@@ -70,7 +70,7 @@ class RunContext:
     warnings: list = field(default_factory=list)
     deadline: datetime | None = None  # on the run's clock: no fetch is started that might end after it
     warc_store: Any = None  # a net.releases.ReleaseStore: WARC records of earlier runs, from release assets
-    record_dir: Path | None = None  # the record folder checked out: texts a pruned database holds as digests
+    record_dir: Path | None = None  # the record folder checked out: values a pruned database holds as digests
 
     @classmethod
     def open(cls, store: Store, command: str, *, clock: Clock, vantage: str,

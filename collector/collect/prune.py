@@ -175,7 +175,7 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 if figures:
                     tallies.keep(conn, since)
                 if hold_dormant:
-                    _dormant(conn, held)
+                    _dormant(conn, held, with_snapshot=identity_digests)
                 if identity_digests:
                     _identities(conn)
                 for table in record_tables(conn):
@@ -186,10 +186,11 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 conn.execute(f"CREATE TABLE {shadows.PRUNE_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "first_event REAL, pruned_at TEXT NOT NULL, recent_from TEXT NOT NULL, "
                              "figures_from TEXT NOT NULL, source_bytes INTEGER, seconds REAL, aggregates INTEGER, "
-                             "dormant INTEGER)")
+                             "leaves_out INTEGER)")
                 conn.execute(f"INSERT INTO {shadows.PRUNE_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (floor, iso(now), iso(recent), since, result.bytes_before,
-                              time.monotonic() - started, int(figures), int(hold_dormant)))  # cost: prunetime.py
+                              time.monotonic() - started, int(figures),  # what it cost: prunetime.py
+                              int(hold_dormant and not identity_digests)))  # shadows.leaves_out
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
@@ -354,7 +355,7 @@ def _texts(conn, whole: str) -> None:
     conn.execute("DROP TABLE temp.whole_texts")
 
 
-def _dormant(conn, held: list[int]) -> None:
+def _dormant(conn, held: list[int], with_snapshot: bool = False) -> None:
     """Write main's dormant rows: the quiet articles' (made afresh where src holds rows of them, else copied),
     and the dormant rows of the articles kept awake (what they were checked at, their first capture)."""
     if dormant.exists(conn, "src"):
@@ -368,7 +369,7 @@ def _dormant(conn, held: list[int]) -> None:
         copied = {r[0] for r in conn.execute(f"SELECT article_id FROM main.{dormant.TABLE}")}
         held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
-    dormant.make(conn, held)
+    dormant.make(conn, held, with_snapshot=with_snapshot)  # a follower's stream database: the merge needs it
 
 
 def _identities(conn) -> None:

@@ -15,7 +15,9 @@ article's are; its address, in `rows`):
 
 * `rows`, compressed, the record's own rows a revisit reads, exactly as the
   record holds them: the article, its addresses and its latest check (an
-  export repeats its address as {"$same": id}).
+  export repeats its address as {"$same": id}); in a stream's database a
+  follower keeps (collect/follow_prune.py), its latest snapshot's row too
+  (format 1), which the follower's merge copies the rows that repeat it with.
 
 Before a run revisits a dormant article, `wake` puts those rows back, ids
 unchanged (INSERT OR IGNORE: rows that are already in the record; the export
@@ -45,8 +47,8 @@ from collector.record.values import decode_value, encode_value
 # The tables a dormant article's rows come from, in the order they are put back.
 PACKED = ("articles", "article_urls", "checks")
 _FORMAT = 2  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
-# Format 1 (before migration 21) packed the latest snapshot's row too, and its text's digest row under HELD_V1
-# (prune_texts' name when format 1 was made): read by migration 21 alone (record/fold_latest.py).
+# Format 1 packs the latest snapshot's row too (a follower's stream database), and before migration 21 its text's
+# digest row under HELD_V1 (prune_texts' name when format 1 was made), which migration 21 folds and wake ignores.
 _FORMAT_1, PACKED_V1, HELD_V1 = 1, ("articles", "article_urls", "snapshot_rows", "checks"), "export_compact_texts"
 # zlib's preset dictionary of formats 1 and 2: the column names and the values most rows share, so a row's
 # compressed form holds little besides its own values (about 720 bytes a row against 1,230 without it,
@@ -73,11 +75,13 @@ _ZDICT = json.dumps(_SKELETON, ensure_ascii=False, separators=(",", ":")).encode
 
 
 def pack(rows: dict[str, list[dict]]) -> bytes:
-    """Return the compressed form of an article's rows (table of PACKED -> rows as dicts of column values)."""
-    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in PACKED}
+    """Return the compressed form of an article's rows (table of PACKED -> rows as dicts of column values):
+    format 2, or format 1 when they hold a snapshot row."""
+    tables = PACKED_V1 if rows.get("snapshot_rows") else PACKED
+    data = {t: [{k: encode_value(v) for k, v in r.items()} for r in rows.get(t, [])] for t in tables}
     packer = zlib.compressobj(9, zdict=_ZDICT)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return bytes([_FORMAT]) + packer.compress(text) + packer.flush()
+    return bytes([_FORMAT_1 if rows.get("snapshot_rows") else _FORMAT]) + packer.compress(text) + packer.flush()
 
 
 def unpack(blob: bytes) -> dict[str, list[dict]]:
@@ -120,7 +124,7 @@ def wake(conn, article_ids: Iterable[int]) -> int:
         marks = ", ".join("?" for _ in chunk)
         for (blob,) in conn.execute(f"SELECT rows FROM {TABLE} WHERE article_id IN ({marks})", chunk).fetchall():
             rows = unpack(blob)
-            for table in PACKED:
+            for table in PACKED_V1:  # a format 2 row packs no snapshot
                 for row in rows[table]:
                     _insert(conn, table, row)
             woken += 1
@@ -135,14 +139,16 @@ def _insert(conn, table: str, row: dict) -> None:
 
 # -- made by `export prune` -----------------------------------------------------------
 
-def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
+def make(conn, article_ids: list[int], chunk: int = 5000, with_snapshot: bool = False) -> int:
     """Write main.TABLE's rows of these articles from src (attached): their rows there, and any row src held.
 
     An article's rows are the newest of what src holds of it (a run woke it
     and revisited it) and what its src row packed (what src left out). Its
     schedule (first capture, slots checked, outlet) and its latest snapshot's
     facts are not here: the projections hold them (record/fold.py,
-    fold_latest.py), in every database. Returns how many rows were written.
+    fold_latest.py), in every database. With `with_snapshot` (a stream's database
+    a follower keeps) its latest snapshot's row too (format 1, no text digests).
+    Returns how many rows were written.
     """
     written = 0
     has_old = exists(conn, "src")
@@ -155,26 +161,30 @@ def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
         if has_old:
             old = {r[0]: unpack(r[1]) for r in conn.execute(
                 f"SELECT d.article_id, d.rows FROM src.{TABLE} d JOIN temp.dormant_ids k ON k.id = d.article_id")}
-        found: dict[str, dict[int, list[dict]]] = {t: defaultdict(list) for t in PACKED}
+        tables = PACKED_V1 if with_snapshot else PACKED
+        found: dict[str, dict[int, list[dict]]] = {t: defaultdict(list) for t in tables}
         queries = {
             "articles": "SELECT a.* FROM src.articles a JOIN temp.dormant_ids k ON k.id = a.id",
             "article_urls": "SELECT u.* FROM src.article_urls u JOIN temp.dormant_ids k ON k.id = u.article_id "
                             "ORDER BY u.id",
+            "snapshot_rows": "SELECT * FROM (SELECT s.*, ROW_NUMBER() OVER (PARTITION BY s.article_id "
+                             "ORDER BY s.captured_at DESC, s.id DESC) AS _n FROM src.snapshot_rows s "
+                             "JOIN temp.dormant_ids k ON k.id = s.article_id) WHERE _n = 1",
             "checks": "SELECT * FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.article_id "
                       "ORDER BY c.id DESC) AS _n FROM src.checks c JOIN temp.dormant_ids k "
                       "ON k.id = c.article_id) WHERE _n = 1",
         }
-        for table, sql in queries.items():
-            for row in conn.execute(sql):
+        for table in tables:
+            for row in conn.execute(queries[table]):
                 row = {k: row[k] for k in row.keys() if k != "_n"}
                 found[table][row["id"] if table == "articles" else row["article_id"]].append(row)
         batch = []
         for article_id in ids:
-            packed = old.get(article_id, {t: [] for t in PACKED})
-            rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in PACKED}
-            if not rows["articles"]:
-                raise ValueError(f"article {article_id} cannot be made dormant: its identity is neither in the "
-                                 "database nor in its dormant row")
+            packed = old.get(article_id, {t: [] for t in PACKED_V1})
+            rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in tables}
+            if not rows["articles"] or (with_snapshot and not rows["snapshot_rows"]):
+                raise ValueError(f"article {article_id} cannot be made dormant: its identity or its latest "
+                                 "snapshot is neither in the database nor in its dormant row")
             batch.append((article_id, pack(rows)))
         conn.executemany(f"INSERT INTO main.{TABLE} (article_id, rows) VALUES (?, ?)", batch)
         written += len(batch)
@@ -187,4 +197,6 @@ def _newest(table: str, packed: list[dict], here: list[dict]) -> list[dict]:
     if table in ("articles", "article_urls"):
         merged = {r["id"]: r for r in packed} | {r["id"]: r for r in here}
         return [merged[i] for i in sorted(merged)]
+    if table == "snapshot_rows":
+        return sorted(packed + here, key=lambda r: (r["captured_at"], r["id"]))[-1:]
     return sorted(packed + here, key=lambda r: r["id"])[-1:]  # checks: the latest by id, as an export's $same

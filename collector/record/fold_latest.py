@@ -333,13 +333,13 @@ def _digests_of(held: dict) -> Facts:
     """Return the text digests a pruning held (prune_texts' row: hex SHA-256 of the text and of its comparison
     form, and the normalisation's fingerprint) as the Facts pack() inherits the text's digests from."""
     try:
-        text, text_form = bytes.fromhex(held["sha256"]), bytes.fromhex(held["form_sha256"])[:_FORM]
+        text, text_form = bytes.fromhex(held["sha256"]), bytes.fromhex(held["form_sha256"])
         tag = bytes.fromhex(str(held["normaliser"])[:8])
     except (TypeError, ValueError) as exc:
         raise ValueError(f"text {held.get('text_id')}'s digests are damaged: {exc}") from exc
-    if len(text) != _EXACT or len(tag) != 4:
+    if len(text) != _EXACT or len(text_form) != _EXACT or len(tag) != 4:
         raise ValueError(f"text {held.get('text_id')}'s digests are damaged")
-    return Facts(tag, None, {"text": text}, {"text": text_form}, None, None, None, None)
+    return Facts(tag, None, {"text": text}, {"text": text_form[:_FORM]}, None, None, None, None)
 
 
 def _fold_snapshot(conn: sqlite3.Connection, row: dict, held: dict | None) -> None:
@@ -360,29 +360,38 @@ def _fold_snapshot(conn: sqlite3.Connection, row: dict, held: dict | None) -> No
 def migrate(conn: sqlite3.Connection, execute) -> None:
     """Migration 21: create TABLE and its trigger; fold in every snapshot row held with its text, those held
     with their text's digests (prune_texts), and the latest snapshot each dormant row packed; repack the dormant
-    rows without it (format 2); drop prune_texts."""
+    rows without it (format 2), but in a stream's database a follower keeps (it has prune_identities: the
+    follower's merge copies the rows that repeat it with); drop prune_texts."""
     register(conn)
     execute(CREATE)
     conn.execute(_FOLD_ROWS)
-    held = {}
-    if _table(conn, _HELD_TEXTS):
-        held = {r[0]: dict(zip(("text_id", "sha256", "form_sha256", "normaliser"), r)) for r in conn.execute(
-            f"SELECT text_id, sha256, form_sha256, normaliser FROM {_HELD_TEXTS}")}
+    held_texts = _table(conn, _HELD_TEXTS)
+
+    def digests_of(text_id):
+        if not held_texts or text_id is None:
+            return None
+        row = conn.execute(f"SELECT text_id, sha256, form_sha256, normaliser FROM {_HELD_TEXTS} WHERE text_id = ?",
+                           (text_id,)).fetchone()
+        return None if row is None else dict(zip(("text_id", "sha256", "form_sha256", "normaliser"), row))
+
+    if held_texts:
         names = [r[1] for r in conn.execute("PRAGMA table_info(snapshot_rows)")]
-        for values in conn.execute(f"SELECT * FROM snapshot_rows WHERE text_id IN (SELECT text_id FROM {_HELD_TEXTS}) "
-                                   "AND text_id NOT IN (SELECT id FROM snapshot_texts)").fetchall():
+        for values in conn.cursor().execute(f"SELECT * FROM snapshot_rows WHERE text_id IN (SELECT text_id FROM "
+                                            f"{_HELD_TEXTS}) AND text_id NOT IN (SELECT id FROM snapshot_texts)"):
             row = dict(zip(names, values))
-            _fold_snapshot(conn, row, held[row["text_id"]])
+            _fold_snapshot(conn, row, digests_of(row["text_id"]))
     if _table(conn, _DORMANT):
+        repack = not _table(conn, "prune_identities")
         after = -1
         while batch := conn.execute(f"SELECT article_id, rows FROM {_DORMANT} WHERE article_id > ? "
                                     "ORDER BY article_id LIMIT 2000", (after,)).fetchall():
             for article_id, blob in batch:
                 rows = dormant.unpack(blob)
-                digests = {**held, **{r["text_id"]: r for r in rows[dormant.HELD_V1]}}
+                packed = {r["text_id"]: r for r in rows[dormant.HELD_V1]}
                 for snapshot in rows["snapshot_rows"]:
-                    _fold_snapshot(conn, snapshot, digests.get(snapshot.get("text_id")))
-                if rows["snapshot_rows"] or rows[dormant.HELD_V1]:
+                    text_id = snapshot.get("text_id")
+                    _fold_snapshot(conn, snapshot, packed.get(text_id) or digests_of(text_id))
+                if repack and (rows["snapshot_rows"] or rows[dormant.HELD_V1]):
                     conn.execute(f"UPDATE {_DORMANT} SET rows = ? WHERE article_id = ?",
                                  (dormant.pack({t: rows[t] for t in dormant.PACKED}), article_id))
             after = batch[-1][0]

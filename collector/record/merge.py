@@ -32,7 +32,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from collector.record import streams
+from collector.record import fold_latest, streams
 from collector.record.articles import IDENTITIES, key_digest
 from collector.record.fileformat import ExportError, read_header
 from collector.record.folder import chain, continues, last_batch
@@ -263,6 +263,11 @@ def copy_rows(conn, table: str, appended: bool, name: str | None, part: Path, af
     names = ", ".join(f'"{c}"' for c in cols)
     verb = verb or ("INSERT" if appended else "INSERT OR REPLACE")
     sql.append(f'{verb} INTO main."{table}" ({names}) SELECT {", ".join(select)} FROM {source}{where} ORDER BY {order}')
+    if table == "snapshots":  # each copied row's facts as the stream's database folded them (its text may be left out)
+        sql.append(f"INSERT OR REPLACE INTO main.{fold_latest.TABLE} SELECT COALESCE(m.new, f.article_id), "
+                   f"f.captured_us, f.snapshot_id, f.facts FROM part.{fold_latest.TABLE} AS f "
+                   f"LEFT JOIN temp.article_map AS m ON m.old = f.article_id WHERE f.snapshot_id > {int(after)} "
+                   f"AND f.snapshot_id IN (SELECT id FROM main.snapshot_rows WHERE id > {int(after)})")
     try:
         _attached(conn, part, [*sql, *also])
     except sqlite3.IntegrityError as exc:

@@ -167,7 +167,7 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
     asleep = dormant.exists(conn) and conn.execute(f"SELECT 1 FROM {dormant.TABLE} LIMIT 1").fetchone() is not None
     woken: set[int] = set()
     boundary = read_header(path).get("through", {}).get("snapshots")
-    leave_out = shadows.prunes_dormant(conn)  # a working database whose rows no merge reads (collect/prune.py)
+    leave_out = shadows.leaves_out(conn)  # a working database whose rows no merge reads (collect/prune.py)
     left: dict[int, dict] = {}  # the values of the snapshots left out (rebuild.py _snapshot)
     for line in read_lines(path, text):
         if is_listing(line):

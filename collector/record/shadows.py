@@ -131,10 +131,11 @@ def figures_from(conn: sqlite3.Connection) -> str | None:
     return None if row is None else row[0]
 
 
-def prunes_dormant(conn: sqlite3.Connection) -> bool:
-    """Return True when this database's last pruning held quiet articles as dormant rows: a working database a
-    job revisits from, whose rows no merge reads, so rows it cannot hold whole may be left out (record/rebuild.py)."""
-    row = _prune_row(conn, "dormant")
+def leaves_out(conn: sqlite3.Connection) -> bool:
+    """Return True when this database's last pruning made it a working database a job revisits from and no
+    follower merges from (quiet articles held as dormant rows without their snapshot): rows it cannot hold
+    whole as it resumes may be left out (record/rebuild.py)."""
+    row = _prune_row(conn, "leaves_out")
     return bool(row and row[0])
 
 
