@@ -155,12 +155,8 @@ def test_pruning_refuses_a_database_behind_the_record(record, tmp_path):
     assert digest(behind) == before
 
 
-def figures_record(tmp_path):
-    """Return (full database, its record folder, the published history, when the next release is due).
-
-    Nine weeks of two groups, exported; October and the first weeks of
-    November are published, the rest of November is due at the instant returned.
-    """
+def two_groups(tmp_path):
+    """Return (full database, its store, a SyntheticRecord on it, the groups): two groups of outlets, no row yet."""
     groups = {"national": ["n1", "n2", "n3", "n4"], "online": ["o1", "o2", "o3"]}
     full = tmp_path / "full.db"
     store = Store(full)
@@ -169,6 +165,16 @@ def figures_record(tmp_path):
         r.group(group)
         for outlet in members:
             r.outlet(outlet, group)
+    return full, store, r, groups
+
+
+def figures_record(tmp_path):
+    """Return (full database, its record folder, the published history, when the next release is due).
+
+    Nine weeks of two groups, exported; October and the first weeks of
+    November are published, the rest of November is due at the instant returned.
+    """
+    full, store, r, groups = two_groups(tmp_path)
     populate(r, groups, weeks=9, per_week={"n1": 6, "o2": 5}, vary=True)
     r.request("n1", NOW - timedelta(days=70), "timeout")  # the record's first observation: left out, long published
     for n in range(40):  # requests of every week, by result

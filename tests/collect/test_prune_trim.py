@@ -14,7 +14,7 @@ from collector.record import dormant, export, fold_keys
 from collector.record.store import Store
 from collector.wayback.answers import PERMANENT_EXTS
 from collector.wayback.history import attempts_by_snapshot, candidates, confirmed_snapshot_ids
-from tests.collect.test_prune import copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_prune import copy, record, two_groups  # noqa: F401  (the fixture)
 from tests.collect.test_revisits import T0
 from testing.synthetic import NOW, SyntheticRecord, populate
 
@@ -63,14 +63,7 @@ def test_pruning_keeps_the_open_archive_answers_and_leaves_a_dormant_articles_ou
 
 
 def test_finished_queue_rows_are_left_out_and_the_export_sees_no_change(tmp_path):
-    groups = {"national": ["n1", "n2", "n3", "n4"], "online": ["o1", "o2", "o3"]}
-    full = tmp_path / "full.db"
-    store = Store(full)
-    r = SyntheticRecord(store)
-    for group, members in groups.items():
-        r.group(group)
-        for outlet in members:
-            r.outlet(outlet, group)
+    full, store, r, groups = two_groups(tmp_path)
     populate(r, groups, weeks=9)
     r.finish_run(NOW)
     with store.transaction() as conn:  # all captured but the first queued address
