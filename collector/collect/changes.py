@@ -175,7 +175,7 @@ def _from_record(ctx, old) -> tuple[dict | None, str]:
         return None, "no record folder to read it from"
     try:
         files = reader.record_files(folder)
-        values = {f: reader.value(files, "snapshots", old["id"], f) for f in FIELDS}
+        values = reader.values(files, "snapshots", old["id"], FIELDS)
     except ExportError as exc:
         return None, str(exc)
     if any(v is reader.MISSING for v in values.values()):

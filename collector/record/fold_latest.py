@@ -109,7 +109,7 @@ class Facts:
 
     def same(self, column: str, value) -> bool:
         """Return True when `value` (a text) is exactly this snapshot's value of a REPEATED column."""
-        return isinstance(value, str) and exact(value) == self.exact[column]
+        return isinstance(value, str) and self.same_or_none(column, value)
 
     def had_text(self) -> bool:
         """Return True when the snapshot had a text (a NULL one has none to leave out)."""

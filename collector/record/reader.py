@@ -64,6 +64,17 @@ def row(files: list[Path], table: str, row_id: int) -> dict | None:
     return None
 
 
+def values(files: list[Path], table: str, row_id: int, columns) -> dict[str, Any]:
+    """Return these columns' values of the row (each as `value` gives it), its line read once."""
+    found = row(files, table, row_id)
+    out = {}
+    for column in columns:
+        same = repeated_id(found.get(column)) if found is not None else None
+        out[column] = (MISSING if found is None or column not in found else found[column] if same is None
+                       else value(files, table, same, column))
+    return out
+
+
 def value(files: list[Path], table: str, row_id: int, column: str) -> Any:
     """Return the column's value of the row, a {"$same"} reference followed to the value; MISSING when not found."""
     for _ in range(MAX_CHAIN + 1):

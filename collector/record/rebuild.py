@@ -217,14 +217,16 @@ def _snapshot(conn, row: dict, path: Path, boundary: bool, leave_out: bool, left
     .github/scripts/sync_database.sh then checks out the whole record folder
     and resumes again, or rebuilds the database.
     """
-    values, shared, missing = {}, None, {}
+    values, shared, missing, earlier = {}, None, {}, {}
     for column, value in row.items():
         same = repeated_id(value)
         if same is None:
             values[column] = value
             continue
-        held = conn.execute("SELECT s.*, r.text_id AS _text_id FROM snapshots s JOIN snapshot_rows r ON r.id = s.id "
-                            "WHERE s.id = ?", (same,)).fetchone()
+        if same not in earlier:  # the columns of one line mostly repeat one row: read once
+            earlier[same] = conn.execute("SELECT s.*, r.text_id AS _text_id FROM snapshots s "
+                                         "JOIN snapshot_rows r ON r.id = s.id WHERE s.id = ?", (same,)).fetchone()
+        held = earlier[same]
         if held is None and column in left.get(same, {}):
             values[column] = left[same][column]  # a row of these files left out before it
         elif held is None:

@@ -140,31 +140,26 @@ def test_a_resumed_row_repeating_a_text_left_out_shares_it_and_the_boundary_is_w
     written = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
     lines = [line["r"] for line in read_lines(written.path) if line.get("t") == "snapshots"]
     store = Store(working)
-    shared, gone = {}, {}  # repeating a row held without its text; a row not held
+    # Rows repeating a row held without its text (a row not held at all: test_dormant.py's resumed file).
+    shared = {}
     for row in (r for r in lines if isinstance(r["text"], dict)):
         held = store.one("SELECT text, text_id FROM snapshots s JOIN snapshot_rows r USING (id) WHERE s.id = ?",
                          (row["text"]["$same"],))
-        if held is None:
-            if row["text"]["$same"] not in {r["id"] for r in lines}:  # nor an earlier row of the same file
-                gone[row["id"]] = row
-        elif held["text"] is None:
+        if held is not None and held["text"] is None:
             shared[row["id"]] = (row, held["text_id"])
     assert shared  # the file repeats texts this database left out
     store.conn.close()
     assert resume(folder, working)[0] == 1
     store, whole = Store(working), Store(full)
     last = max(row["id"] for row in lines)
-    for snapshot in (*shared, *gone):
-        row = shared[snapshot][0] if snapshot in shared else gone[snapshot]
+    for snapshot, (row, text_id) in shared.items():
         held = store.one("SELECT text_id, text FROM snapshots s JOIN snapshot_rows r USING (id) WHERE s.id = ?",
                          (snapshot,))
         if snapshot == last:  # the boundary an export checks: read back from the record, whole
             assert held["text"] == whole.one("SELECT text FROM snapshots WHERE id = ?", (snapshot,))[0]
             continue
-        if snapshot in shared:  # held, sharing the text it repeats (left out here too), nothing read from the record
-            assert (held["text_id"], held["text"]) == (shared[snapshot][1], None)
-        else:  # its earlier row not held: left out too
-            assert held is None
+        # Held, sharing the text it repeats (left out here too), nothing read from the record.
+        assert (held["text_id"], held["text"]) == (text_id, None)
         assert fold_latest.of(store.conn, row["article_id"], snapshot).facts == \
             fold_latest.of(whole.conn, row["article_id"], snapshot).facts  # its facts folded in all the same
     assert export.export_new(store, folder, now=LATE + timedelta(minutes=6)).path is None  # in sync, continues

@@ -35,6 +35,10 @@ def test_every_repeated_value_reads_back_as_the_database_holds_it(chained):
             for column in [*REPEATS[table], "id"]:
                 assert reader.value(files, table, held["id"], column) == held[column], (table, held["id"], column)
     assert reader.row(files, "snapshots", 5)["text"] == {"$same": 4}  # as the line holds it
+    columns = [*REPEATS["snapshots"], "id", "no_such_column"]  # several at once, the line read once
+    for snapshot in (1, 5, 6):
+        assert reader.values(files, "snapshots", snapshot, columns) == {
+            c: reader.value(files, "snapshots", snapshot, c) for c in columns}
 
 
 def test_what_the_record_does_not_hold_is_missing_never_a_guess(chained, monkeypatch):
