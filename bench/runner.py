@@ -365,8 +365,8 @@ class Runner:
     def full_database(self) -> Path:
         """Return the full database rebuilt from the pushed record (`export rebuild`), as a reader browses it.
 
-        The working database the jobs save is pruned: a quiet article is one dormant row there
-        (collector/record/dormant.py), so what the year observed is judged from the record itself.
+        The working database the jobs save is pruned: a quiet article's rows are left out there
+        (tests/collect/test_quiet.py), so what the year observed is judged from the record itself.
         """
         self._fresh_checkout()
         db = self.work / "judge.db"

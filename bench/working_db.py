@@ -45,7 +45,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import storage_growth as growth  # noqa: E402  (the hourly simulation)
 from collector.collect.prune import prune  # noqa: E402
-from collector.collect.revisits import wake  # noqa: E402
 from collector.publish.history import History  # noqa: E402
 from collector.record import export  # noqa: E402
 from collector.record.rebuild import resume  # noqa: E402
@@ -63,11 +62,6 @@ JOBS_SCALE = 4 / 1
 
 class EveryRevisitPresent(growth.Simulation):
     """The hourly simulation, each revisit finding the page (a failed one would wait on a retry never made)."""
-
-    def hour(self, h: int) -> None:
-        # A run puts a dormant article's rows back before it revisits it (collector/record/dormant.py).
-        wake(self.store, [article_id for article_id, _slot in self.due.get(h, [])])
-        super().hour(h)
 
     def _check(self, rows, run, when, article_id, slot, warc):
         art = self.article[article_id]

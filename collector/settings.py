@@ -309,7 +309,7 @@ COMPARISON_RETRY_DAYS = 7
 # retried (COMPARISON_RETRY_DAYS) keeps its article whole.
 WORKING_LEDGER_DAYS = 2
 # An article with a capture, check, snapshot or capture attempt of the last this many hours
-# is kept whole, with its texts; an older quiet one is a dormant row (collector/record/dormant.py)
+# is kept whole, with its texts; of an older quiet one no row is kept (collector/collect/keep.py)
 # and older texts are left out (their digests are in collector/record/fold_latest.py), read back from
 # the record's newest days when a revisit finds them changed (record_repository.sh checks out RECORD_DAYS, 2).
 # At least the vantage window: a run compares the other vantage's answers of that window.

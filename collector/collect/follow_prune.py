@@ -94,7 +94,7 @@ def prune_followed(db_path: str | Path, record_dirs, every: float, now: datetime
                 done.skipped = f"stream {name or '(default)'}'s own database: {exc}"
                 return done
     done.merged = prune(db, None, clock, history, figures=figures and history is not None,
-                        archive_queue=archive_queue, hold_dormant=False, awake_hours=awake_hours,
+                        archive_queue=archive_queue, revisited=False, awake_hours=awake_hours,
                         check=lambda source: _check_merged(source, parts),
                         ranges=[(streams.base(n), streams.base(n) + settings.STREAM_ID_RANGE) for n in parts])
     return done

@@ -4,12 +4,15 @@ Every rule moves forward in time only (an article leaves its revisit window
 for good, the recent ledger and the unpublished months only advance), so a
 pruning run every hour and one run once a day keep the same rows.
 
-An article still inside its revisit window is kept one of two ways. A *quiet*
-one (`quiet`: every check it is owed is a regular slot, none of its rows is in
-the recent ledger, its last check that said anything said present, no capture
-of it awaits the archive job, no comparison of it is retried) is held as one
-dormant row (collector/record/dormant.py) and none of its rows is copied; the
-others keep every row a revisit reads.
+An article still inside its revisit window is kept one of two ways. Of a
+*quiet* one (`quiet`: every check it is owed is a regular slot, none of its
+rows is in the recent ledger, its last check that said anything said present,
+no capture of it awaits the archive job, no comparison of it is retried) no
+row is copied: what its revisit reads is folded (record/fold.py,
+fold_latest.py, fold_visit.py), its absence streak is empty and it is not
+gone. The others keep every row a revisit reads. (Beside a follower, a
+stream's database packs each quiet one's rows in a dormant row,
+record/dormant.py, which its merge reads: collect/prune.py.)
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from collector.record import schema
 from collector.wayback.answers import PERMANENT_EXTS
 
 def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: str,
-           archive_queue: bool = True, hold_dormant: bool = True) -> list[int]:
-    """Fill the temporary tables of ids to keep; return the quiet articles, to be held as dormant rows.
+           archive_queue: bool = True, revisited: bool = True) -> list[int]:
+    """Fill the temporary tables of ids to keep; return the quiet articles, whose rows are left out.
 
     `articles` are those with a check still owed (collect/revisits.py
     pending_articles), `follow_ups` those owed a follow-up or a retry. An
@@ -33,8 +36,8 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
     the archive job submits its captures from the database that follows
     every stream, and its answers are never in this one) a capture the
     archive has not confirmed keeps nothing awake: here, none ever is.
-    With `hold_dormant` False (a database no job revisits from) the quiet
-    articles are only left out (see quiet).
+    With `revisited` False (a database no job revisits from) an article is
+    quiet even without its latest snapshot's facts (see quiet).
     """
     for name in ("articles", "snapshots", "listings", "checks", "submissions", "requests", "runs"):
         # Not a rowid table: a NULL (a subquery that found nothing) is skipped by INSERT OR IGNORE, never numbered.
@@ -52,7 +55,7 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
         UNION SELECT article_id FROM src.comparisons WHERE outcome = 'not_comparable'
            AND attempted_at >= :retried""", {**p, "retried": iso(parse_instant(recent) - timedelta(
         days=settings.COMPARISON_RETRY_DAYS))})
-    held = quiet(conn, follow_ups, archive_queue, hold_dormant)
+    held = quiet(conn, follow_ups, archive_queue, revisited)
     conn.execute("INSERT OR IGNORE INTO keep_articles SELECT id FROM keep_recent")
     conn.execute("""INSERT OR IGNORE INTO keep_snapshots
         SELECT s.id FROM src.snapshot_rows s JOIN keep_articles k ON k.id = s.article_id
@@ -124,13 +127,15 @@ def select(conn, articles: set[int], follow_ups: set[int], recent: str, awake: s
     return held
 
 
-def quiet(conn, follow_ups: set[int], archive_queue: bool = True, hold_dormant: bool = True) -> list[int]:
-    """Return the articles of keep_articles to hold as dormant rows, and take them out of keep_articles.
+def quiet(conn, follow_ups: set[int], archive_queue: bool = True, revisited: bool = True) -> list[int]:
+    """Return the articles of keep_articles whose rows are left out (quiet), and take them out of keep_articles.
 
     With `archive_queue` False, whether the archive confirmed a capture is not asked (see select). With
-    `hold_dormant` False they are only left out, so an article is not kept for want of what a dormant row
-    packs: the projection still says it is owed a check after its capture was left out (record/fold.py),
-    and its later rows (a stream's revisit, merged in) would otherwise be kept until its window ended.
+    `revisited` True (a database a job revisits from) an article whose latest snapshot's facts are not folded
+    (record/fold_latest.py) is kept as it is: its revisit compares with the snapshot's row. With `revisited`
+    False one is not kept for want of them: the projection still says it is owed a check after its capture
+    was left out (record/fold.py), and its later rows (a stream's revisit, merged in) would otherwise be kept
+    until its window ended.
     """
     conn.execute("CREATE TEMP TABLE keep_awake (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT OR IGNORE INTO keep_awake VALUES (?)", [(a,) for a in sorted(follow_ups)])
@@ -148,7 +153,7 @@ def quiet(conn, follow_ups: set[int], archive_queue: bool = True, hold_dormant: 
             SELECT 1 FROM src.archive_submissions a WHERE a.snapshot_id = s.id AND a.status = 'success'
                AND a.timestamp IS NOT NULL)""", (int(archive_queue),))
     # No snapshot to compare with (record/fold_latest.py holds what comparing needs): kept as it is.
-    if hold_dormant:
+    if revisited:
         conn.execute("""INSERT OR IGNORE INTO keep_awake
             SELECT k.id FROM keep_articles k WHERE NOT EXISTS (
                 SELECT 1 FROM src.fold_latest f WHERE f.article_id = k.id)""")

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from collector.net.fetcher import Response
 from collector.parse.decoding import is_html
 from collector.parse.extract import extract
+from collector.record import fold_visit
 from collector.record.articles import article_key
 
 ABSENT_RESULTS = ("not_found", "gone")
@@ -24,14 +25,13 @@ def _is_site_root(url: str) -> bool:
     return not _path_segments(url) and not urlsplit(article_key(url)).query
 
 
-def known_keys(conn, article_id: int) -> set[str]:
-    """Return the comparison keys of every address recorded for the article."""
-    rows = conn.execute("SELECT url_key FROM article_urls WHERE article_id = ? "
-                        "UNION SELECT url_key FROM articles WHERE id = ?", (article_id, article_id))
-    return {row[0] for row in rows}
+def known_keys(conn, article_id: int) -> frozenset[bytes]:
+    """Return the digests of the keys of every address recorded for the article (record/fold_visit.py: the same
+    whether or not the database holds its rows)."""
+    return fold_visit.keys_of(conn, article_id)
 
 
-def front_page_reason(requested: str, response: Response, known: set[str]) -> str | None:
+def front_page_reason(requested: str, response: Response, known: frozenset[bytes]) -> str | None:
     """Return why a redirected fetch ended on a page that is not the article, or None when it is.
 
     Only a fetch that was redirected to an address not recorded for the article
@@ -43,7 +43,7 @@ def front_page_reason(requested: str, response: Response, known: set[str]) -> st
     A redirect to any other address is an article that moved: present.
     """
     final = response.final_url
-    if final == requested or article_key(final) in known:
+    if final == requested or fold_visit.knows(known, article_key(final)):
         return None
     segments, wanted = _path_segments(final), _path_segments(requested)
     query = urlsplit(article_key(final)).query
@@ -65,7 +65,7 @@ def _failure(response: Response) -> str:
     return text + (f": {response.detail}" if response.detail else "")
 
 
-def classify(response: Response, requested: str, known: set[str]) -> tuple[str, str | None]:
+def classify(response: Response, requested: str, known: frozenset[bytes]) -> tuple[str, str | None]:
     """Return (outcome, detail) for a check's response: present, absent or inconclusive."""
     if response.result in ABSENT_RESULTS or (
             response.result == "http_error" and response.status in ABSENT_STATUSES):

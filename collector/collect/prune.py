@@ -16,11 +16,13 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   address is known by a digest of its key in the address keys' projection
   (record/fold_keys.py), kept whole, so a page listed again is not queued again;
 * of every article owed a check (due now or later) or whose rows are kept,
-  its schedule (the articles' projection, record/fold.py) and what comparing
-  with its latest snapshot needs (the snapshots' one, record/fold_latest.py,
-  which also keeps the snapshots a comparison names and those whose rows are
-  kept); of each owed one that is quiet (collect/keep.py), one dormant row
-  (record/dormant.py);
+  its schedule, address and address keys (the articles' projection,
+  record/fold.py, fold_visit.py), its latest check's address digest
+  (fold_visit.py) and what comparing with its latest snapshot needs (the
+  snapshots' projection, record/fold_latest.py, which also keeps the
+  snapshots a comparison names and those whose rows are kept); of each owed
+  one that is quiet (collect/keep.py), nothing more (beside a follower, a
+  stream's database packs its rows in a dormant row, record/dormant.py);
 * for each other (a row of the last settings.WORKING_RECENT_HOURS; a
   follow-up or retry owed; an absence open; a capture the archive job has not
   seen confirmed; a comparison still retried, settings.COMPARISON_RETRY_DAYS):
@@ -44,11 +46,10 @@ head names that file, by SHA-256; the resume or rebuild that brought it
 in sync checked the chain up to it), hold no row after that file's last ids
 and no state that differs from the record's. Search is the full database's.
 
-This is `python -m collector export prune` (formerly `export level`, a name
-still accepted; this module was level.py). What a pruning left out is its
-table prune_state (export_level before migration 19). "Sync" says a database
-holds what the record holds up to its last file; "prune" says rows in the
-record were left out.
+This is `python -m collector export prune` (formerly `export level`, still
+accepted; this module was level.py). What a pruning left out is its table
+prune_state. "Sync" says a database holds what the record holds up to its
+last file; "prune" says rows in the record were left out.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, dormant, fold, fold_keys, fold_latest, schema, shadows, streams
+from collector.record import articles as identities, dormant, fold, fold_keys, fold_latest, fold_visit, schema
+from collector.record import shadows, streams
 from collector.record.fileformat import BOOKKEEPING_PREFIX, SYNC_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -95,7 +97,7 @@ class Pruned:
 
 def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, history=None,
           new_path: str | Path | None = None, figures: bool = False, archive_queue: bool = True,
-          identity_digests: bool = False, hold_dormant: bool = True, awake_hours: float | None = None,
+          identity_digests: bool = False, revisited: bool = True, awake_hours: float | None = None,
           check=None, ranges: list[tuple[int, int]] = ()) -> Pruned:
     """Return what was kept after writing the bounded working database of db_path.
 
@@ -113,11 +115,11 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
     an archive answer: none is ever recorded in that database.
 
     A database that follows every stream (collect/follow_prune.py) prunes its
-    streams' own databases with identity_digests=True (of every article left out,
-    its key's digest, id and first sighting: a merge maps one address several
-    streams recorded to one article by them, record/articles.py IDENTITIES)
-    and itself with hold_dormant=False (no job revisits from it, so a quiet
-    article's rows are only left out), awake_hours (what its job reads back,
+    streams' own databases with identity_digests=True (of every article left
+    out, its key's digest, id and first sighting, record/articles.py
+    IDENTITIES, and of each quiet one a dormant row: what a merge maps an
+    address several streams recorded by) and itself with revisited=False
+    (no job revisits from it), awake_hours (what its job reads back,
     settings.WORKING_RECENT_HOURS by default) and its own `check` (a callable
     given the source Store, raising ExportError) instead of out_dir's head;
     `ranges`, each stream's id range (low, high], keep each stream's last row
@@ -166,16 +168,17 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
             with new.transaction():
                 hours = settings.WORKING_RECENT_HOURS if awake_hours is None else awake_hours
                 awake = iso(now - timedelta(hours=hours))
-                held = keep.select(conn, articles, follow_ups, iso(recent), awake, archive_queue, hold_dormant)
+                held = keep.select(conn, articles, follow_ups, iso(recent), awake, archive_queue, revisited)
                 _boundaries(conn, ranges)
                 _copy(conn, iso(recent), awake, ranges)
                 fold.keep(conn, articles)  # the schedules still read (record/fold.py): owed a check, or rows kept
                 fold_keys.keep(conn)  # every address key, whole (record/fold_keys.py)
                 fold_latest.keep(conn)  # what comparing with an article's latest snapshot needs (fold_latest.py)
+                fold_visit.keep(conn)  # each article's latest check, what its next one's export repeats
                 if figures:
                     tallies.keep(conn, since)
-                if hold_dormant:
-                    _dormant(conn, held, with_snapshot=identity_digests)
+                if revisited and identity_digests:  # a follower's stream database: its merge reads them
+                    _dormant(conn, held)
                 if identity_digests:
                     _identities(conn)
                 for table in record_tables(conn):
@@ -190,7 +193,7 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 conn.execute(f"INSERT INTO {shadows.PRUNE_TABLE} VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (floor, iso(now), iso(recent), since, result.bytes_before,
                               time.monotonic() - started, int(figures),  # what it cost: prunetime.py
-                              int(hold_dormant and not identity_digests)))  # shadows.leaves_out
+                              int(revisited and not identity_digests)))  # shadows.leaves_out
                 result.kept = {t: _count(conn, "main", t) for t in record_tables(conn)}
             conn.execute("DETACH DATABASE src")
             new.checkpoint()
@@ -355,9 +358,9 @@ def _texts(conn, whole: str) -> None:
     conn.execute("DROP TABLE temp.whole_texts")
 
 
-def _dormant(conn, held: list[int], with_snapshot: bool = False) -> None:
-    """Write main's dormant rows: the quiet articles' (made afresh where src holds rows of them, else copied),
-    and the dormant rows of the articles kept awake (what they were checked at, their first capture)."""
+def _dormant(conn, held: list[int]) -> None:
+    """Write main's dormant rows (a follower's stream database): the quiet articles' (made afresh where src holds
+    rows of them, else copied), and the dormant rows of the articles kept awake."""
     if dormant.exists(conn, "src"):
         conn.execute("CREATE TEMP TABLE dormant_held (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
         conn.executemany("INSERT INTO dormant_held VALUES (?)", [(a,) for a in held])
@@ -369,7 +372,7 @@ def _dormant(conn, held: list[int], with_snapshot: bool = False) -> None:
         copied = {r[0] for r in conn.execute(f"SELECT article_id FROM main.{dormant.TABLE}")}
         held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
-    dormant.make(conn, held, with_snapshot=with_snapshot)  # a follower's stream database: the merge needs it
+    dormant.make(conn, held, with_snapshot=True)  # a follower's stream database: the merge needs it
 
 
 def _identities(conn) -> None:

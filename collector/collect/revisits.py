@@ -45,7 +45,7 @@ from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
 from collector.net.fetcher import Response
-from collector.record import dormant, fold
+from collector.record import fold
 from collector.record.store import Store
 from collector.record.streams import next_id
 
@@ -103,8 +103,8 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
     may be taken settings.RECHECK_SLACK_MINUTES early. With `outlets`, only
     their articles' checks (a shard's: collect/shards.py). Regular slots are
     read from the articles' projection (record/fold.py: first capture, slots
-    checked, outlet), the same in a pruned working database as
-    in a full one; a slot already checked is passed over before any date
+    checked, outlet; record/fold_visit.py: the address), the same in a pruned
+    working database as in a full one; a slot already checked is passed over before any date
     arithmetic, so an article whose slots are all checked costs little.
     """
     slots = [(f"{_label(h)}h", float(h)) for h in settings.RECHECK_SCHEDULE_HOURS]
@@ -137,8 +137,8 @@ def _pending_sql(until: str = "9999-12-31T23:59:59Z", outlets: Collection[str] |
            WHERE {_retried()} AND julianday(o.performed_at) + r.hours / 24.0 - :slack <= julianday(:until)
              AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.article_id = o.article_id AND c.slot = {_NEXT_TRY}))
     SELECT p.article_id, p.slot, p.follows, p.retry_of, p.try, p.since, p.hours, p.early,
-           f.outlet_id, a.url, julianday(p.since) + p.hours / 24.0 AS due_day
-    FROM pending p JOIN fold_articles f ON f.article_id = p.article_id LEFT JOIN articles a ON a.id = p.article_id
+           f.outlet_id, f.url, julianday(p.since) + p.hours / 24.0 AS due_day
+    FROM pending p JOIN fold_articles f ON f.article_id = p.article_id
     WHERE f.outlet_id IS NOT NULL
       AND (:outlets IS NULL OR f.outlet_id IN (SELECT value FROM json_each(:outlets)))"""
     names = [f"{kind}{n}{col}" for kind, rows in (("s", slots), ("f", follow), ("r", retry))
@@ -161,8 +161,7 @@ def _due(store: Store, row) -> DueCheck:
             need = parse_instant(opened) + timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
             if due_at >= need:
                 ready_at = max(ready_at, need)
-    url = row["url"] or dormant.url_of(store.conn, row["article_id"])  # a dormant article's: record/dormant.py
-    return DueCheck(row["article_id"], row["outlet_id"], url, row["slot"], due_at, row["follows"],
+    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"],
                     row["retry_of"], row["try"], ready_at)
 
 
@@ -301,20 +300,6 @@ def check_outlet(ctx: RunContext, outlet_id: str, checks: list[DueCheck]) -> Cou
     return tally
 
 
-def wake(store: Store, article_ids: list[int]) -> int:
-    """Return how many dormant articles of these were woken: their rows put back before they are revisited.
-
-    A pruned working database holds a quiet article as one compact row
-    (collector/record/dormant.py); its rows point at runs and requests left
-    out (they are in the record), which a pruned database allows: its
-    references are checked at export (collector/record/references.py).
-    """
-    if not article_ids or not dormant.exists(store.conn):
-        return 0
-    with store.transaction() as conn:
-        return dormant.wake(conn, article_ids)
-
-
 def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collection[str] | None = None) -> dict:
     """Return a summary (due, performed, left, outcomes, events) after performing the checks due now.
 
@@ -331,7 +316,6 @@ def run_rechecks(ctx: RunContext, *, workers: int | None = None, outlets: Collec
     due = due_checks(ctx.store, now, settings.RECHECKS_PER_RUN, outlets)
     # Counting everything due costs a second pass; only needed when the budget cut the list.
     backlog = count_due(ctx.store, now, outlets) if len(due) >= settings.RECHECKS_PER_RUN else len(due)
-    wake(ctx.store, [d.article_id for d in due])
     by_outlet: dict[str, list[DueCheck]] = defaultdict(list)
     tally: Counter = Counter()
     for item in due:

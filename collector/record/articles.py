@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from collector.urls import comparison_key
-from collector.record import fold_keys
+from collector.record import fold_keys, fold_visit
 from collector.record.fold_keys import key_digest
 from collector.record.streams import next_id
 
@@ -49,7 +49,10 @@ def new_article(conn: sqlite3.Connection, outlet_id: str, url: str, key: str, st
 
 def add_address(conn: sqlite3.Connection, article_id: int, url: str, key: str, how: str, stamp: str,
                 run_id: int, snapshot_id: int | None = None) -> None:
-    """Record another address of the same article (how: listing, redirect, canonical); a repeat is ignored."""
+    """Record another address of the same article (how: listing, redirect, canonical); a repeat is ignored,
+    whether or not the database holds the article's rows (its keys' projection, record/fold_visit.py)."""
+    if fold_visit.knows(fold_visit.addresses(conn, article_id), key):
+        return
     conn.execute(
         "INSERT OR IGNORE INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id, snapshot_id) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -1,35 +1,29 @@
-"""Dormant articles: one compact row per article a pruned working database revisits but does not hold.
+"""Dormant articles: one compact row per quiet article in a follower's pruned stream database.
 
-An article inside its revisit window waits days or months between checks
-(settings.RECHECK_SCHEDULE_HOURS), and a working database that held its rows
-all that time (its identity and addresses, every check, its capture and its
-latest snapshot: about 10 KB an article with real addresses, 1.46 million
-articles after a year at 40 outlets) was 15 GiB after a year. `export prune`
-keeps instead, for each *quiet* article (every check it is owed is a regular
-slot, none of its rows is in the recent ledger, its last check that said
-anything said present, no capture of it awaits the archive job), one row of
-TABLE (its schedule, first capture, slots checked and outlet, is in the
-articles' projection, record/fold.py, and what comparing with its latest
-snapshot needs in the snapshots' one, record/fold_latest.py, as every
-article's are; its address, in `rows`):
+A database that follows every stream (collect/follow_prune.py) prunes each
+stream's own database as a working database is pruned, and a stream's next
+increment is merged from it (record/merge.py): a new row of an article whose
+rows were left out maps to the merged article by that article's rows, and a
+resumed row repeating one of them ({"$same": id}) reads it. Of each *quiet*
+article (collect/keep.py) such a database keeps one row of TABLE:
 
-* `rows`, compressed, the record's own rows a revisit reads, exactly as the
-  record holds them: the article, its addresses and its latest check (an
-  export repeats its address as {"$same": id}); in a stream's database a
-  follower keeps (collect/follow_prune.py), its latest snapshot's row too
-  (format 1), which the follower's merge copies the rows that repeat it with.
+* `rows`, compressed, the record's own rows of it, exactly as the record
+  holds them: the article, its addresses, its latest check and its latest
+  snapshot (format 1).
 
-Before a run revisits a dormant article, `wake` puts those rows back, ids
-unchanged (INSERT OR IGNORE: rows that are already in the record; the export
-continues after its last ids, so nothing is exported twice), and from then on
-the revisit reads and writes what it would in the full database: the same
-comparisons, events and export lines. The next pruning makes it dormant
-again. Nothing is guessed: a dormant article's rows are the record's, and the
-full database for browsing is still `export rebuild`'s.
+Before a row of a dormant article is resumed into that database, `wake`
+(record/rebuild.py) puts those rows back, ids unchanged (INSERT OR IGNORE:
+rows already in the record; the export continues after its last ids, so
+nothing is exported twice). Nothing is guessed: a dormant article's rows are
+the record's.
 
-Format 1 (before migration 21) packed the latest snapshot's row too, with its
-text's digests; the migration folds them into record/fold_latest.py and
-repacks every row in format 2. TABLE is a pruning's (its name starts with
+A working database no longer holds any: what a revisit reads of a quiet
+article is folded in every database (record/fold.py, fold_latest.py,
+fold_visit.py) and its rows are only left out. Before migration 22 a working
+database packed the article, its addresses and latest check (format 2;
+before migration 21, its latest snapshot too, format 1): migrations 21 and 22
+fold them in (record/fold_latest.py, fold_visit.py), and its next pruning
+drops them. TABLE is a pruning's (its name starts with
 fileformat.PRUNE_PREFIX): never exported.
 """
 

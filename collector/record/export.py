@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collector import settings
 from collector.clock import Clock, iso_seconds
-from collector.record import fold_latest, references, schema, shadows, streams, written
+from collector.record import fold_latest, fold_visit, references, schema, shadows, streams, written
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, FORMAT, REPEAT_MIN_CHARS, REPEATS, SUFFIX, ExportError,
     file_sha256, file_text, listing_line, listing_parts, read_header, row_digest, row_line,
@@ -185,8 +185,12 @@ def _append_lines(conn, table: str, after: int, lines: list[str],
 
 
 def _repeats(before: dict, column: str, value: str) -> bool:
-    """Return True when `value` is the earlier row's: as held, or by its digest (record/fold_latest.py)."""
-    return before["facts"].same(column, value) if "facts" in before else value == before[column]
+    """Return True when `value` is the earlier row's: as held, or by its digest (record/fold_latest.py, fold_visit)."""
+    if "facts" in before:
+        return before["facts"].same(column, value)
+    if "url_sha256" in before:  # a check's address (record/fold_visit.py)
+        return fold_visit.url_digest(value) == before["url_sha256"]
+    return value == before[column]
 
 
 def _latest_before(conn, table: str, row: dict, scope: str | None, cols: list[str], latest: dict, low: int = 0):
@@ -197,6 +201,9 @@ def _latest_before(conn, table: str, row: dict, scope: str | None, cols: list[st
     if before is None and table == "snapshots" and scope == "article_id":
         found = fold_latest.before_id(conn, row["article_id"], row["id"], low)
         before = None if found is None else {"id": found.snapshot_id, "facts": found.facts}
+    elif before is None and table == "checks" and scope == "article_id":
+        found = fold_visit.check_before(conn, row["article_id"], row["id"], low)
+        before = None if found is None else {"id": found[0], "url_sha256": found[1]}
     elif before is None:
         where, params = (f'AND "{scope}" = ?', [row[scope]]) if scope else ("", [])
         names = ", ".join(f'"{c}"' for c in cols)

@@ -8,14 +8,14 @@ a retry, '24h#2', nor a follow-up, 'followup:...'), as a set written
 ',1h,6h,24h,' in the order the checks arrived. TABLE holds one row an article,
 and the triggers below fold each row into it as the row is inserted, whatever
 inserts it: a run, `export rebuild` (whole or resumed), a follower's merge,
-`export prune` copying the rows it keeps, a dormant article woken. Each value
+`export prune` copying the rows it keeps. Each value
 is a set, a minimum or the article row's own, so the order rows arrive in (a
 stream late, a merge table by table, a capture before its article's row) does
 not change it, and a row folded twice changes nothing: the projection equals
 the rows by construction (`from_rows` computes it from them;
 tests/record/test_fold.py holds the two equal in random orders and on
 databases the code before wrote, tests/record/test_follow.py on a follower
-after every increment, tests/collect/test_dormant.py on real collections,
+after every increment, tests/collect/test_quiet.py on real collections,
 pruned, revisited and rebuilt).
 
 A pruned working database leaves rows out (collector/collect/prune.py) and
@@ -28,8 +28,8 @@ exported, and the record's rows make it again.
 
 Before migration 17 a pruned database held a quiet article's first capture,
 slots and outlet in its dormant row (record/dormant.py); `migrate` folds
-those in, then drops the three columns. (The address a dormant article is
-revisited at stays in its packed rows, where it is compressed with the rest.)
+those in, then drops the three columns. Migration 22 adds the address a
+revisit fetches and the article's address keys (record/fold_visit.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ a pruned working database.
 
 The triggers below fold each `articles` and `article_urls` row in as it is
 inserted, whatever inserts it (a run, a rebuild, a merge, a pruning's copy, a
-dormant article woken); TABLE is a set, so the order rows arrive in does not
+follower's dormant article woken); TABLE is a set, so the order rows arrive in does not
 change it and a row folded twice changes nothing (`from_rows` computes it
 from the rows; tests/record/test_fold_keys.py holds the two equal). A pruning
 keeps it whole: it is what lets the rows go.

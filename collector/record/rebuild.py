@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from collector.record import dormant, fold, fold_latest, reader, references, shadows
+from collector.record import dormant, fold, fold_latest, fold_visit, reader, references, shadows
 from collector.record.export import check_continues
 from collector.record.fileformat import (
     ENTRY_FIXED, ENTRY_TABLE, ExportError, file_sha256, is_listing, listing_entries,
@@ -189,7 +189,7 @@ def _load(conn, path: Path, counts: dict, statements: dict, text: str | None = N
                     counts[table] = counts.get(table, 0) + 1
                     continue
             else:
-                row = {k: _same(conn, table, k, v) for k, v in row.items()}
+                row = {k: _same(conn, table, k, v, row) for k, v in row.items()}
         sql = statements.get((table, cols, upsert)) or statements.setdefault(
             (table, cols, upsert), _insert_sql(conn, table, cols, upsert))
         if pending and (pending[0][0] != sql):
@@ -265,12 +265,16 @@ def _snapshot(conn, row: dict, path: Path, boundary: bool, leave_out: bool, left
     return None
 
 
-def _same(conn, table: str, column: str, value: Any) -> Any:
+def _same(conn, table: str, column: str, value: Any, row: dict) -> Any:
+    """Return a value, what it repeats when it is {"$same": id}: the row's, or of a check a pruned database left
+    out, its article's address when the check's digest says it was that (record/fold_visit.py)."""
     same = repeated_id(value)
     if same is None:
         return value
     found = conn.execute(f'SELECT "{column}" FROM "{table}" WHERE id = ?', (same,)).fetchone()
-    if found is None:
+    if found is None and table == "checks" and column == "url" and isinstance(row.get("article_id"), int):
+        found = (fold_visit.repeated_url(conn, row["article_id"], same),)
+    if found is None or found[0] is None:
         raise ExportError(f"{table}.{column} repeats row {same}, which the record lacks")
     return found[0]
 

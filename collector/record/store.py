@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import sqlite_utils
 
-from collector.record import fold_keys, fold_latest, references, schema, search
+from collector.record import fold_keys, fold_latest, fold_visit, references, schema, search
 from collector.record.fileformat import APPEND_BY_ID
 from collector.record.streams import next_id
 from collector.errors import RecordWriteError, TakedownWatchError
@@ -56,6 +56,7 @@ class Store:
             search.register_functions(self.conn)  # the search index's folding (migration 8 and after)
             fold_keys.register(self.conn)  # the address keys' digests (migration 18 and after)
             fold_latest.register(self.conn)  # the snapshots' facts (migration 21 and after)
+            fold_visit.register(self.conn)  # the revisits' keys and addresses (migration 22 and after)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self.db = sqlite_utils.Database(self.conn)
@@ -245,6 +246,7 @@ def expected_triggers() -> dict[str, str]:
         search.register_functions(conn)
         fold_keys.register(conn)
         fold_latest.register(conn)
+        fold_visit.register(conn)
         try:
             for script in schema.MIGRATIONS:
                 run(conn, script, lambda text: [conn.execute(s) for s in _split_sql(text)])

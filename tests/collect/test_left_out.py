@@ -11,7 +11,7 @@ from collector.record import export, fold_latest
 from collector.record.fileformat import read_lines
 from collector.record.rebuild import resume
 from collector.record.store import Store
-from tests.collect.test_prune import context, copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_prune import context, copy, news, record  # noqa: F401  (the fixture)
 from tests.collect.test_revisits import HEADLINE_NEW, PARAGRAPHS_ONE_CHAR, T0, page
 
 LATE = T0 + timedelta(days=400, hours=168, minutes=1)  # the 72 h and 168 h slots due; the 24 h ones 5 days old
@@ -92,7 +92,7 @@ def test_a_pruning_keeps_each_articles_latest_facts_and_those_its_rows_name(reco
 def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_path):
     host, full, folder, ids = record
     working, _done = pruned(full, folder, tmp_path)
-    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR)})
+    host.routes.update({news("edited"): page(headline=HEADLINE_NEW), news("same"): page(paragraphs=PARAGRAPHS_ONE_CHAR)})
     for db, name in ((full, "warc-full"), (working, "warc-working")):
         assert revisit(db, tmp_path, name, folder)["performed"] == 6  # the 72 h and 168 h slots of each
     seen = events(working)
@@ -115,7 +115,7 @@ def test_a_revisit_of_held_texts_writes_the_full_databases_events(record, tmp_pa
 def test_a_held_text_that_cannot_be_read_is_not_comparable_and_compared_later(record, tmp_path):
     host, full, folder, ids = record
     working, _done = pruned(full, folder, tmp_path)
-    host.routes.update({"/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR)})
+    host.routes.update({news("same"): page(paragraphs=PARAGRAPHS_ONE_CHAR)})
     # No record folder, and the WARC folder of this runner lacks the older page: no event on a guess.
     assert revisit(working, tmp_path, "warc-fresh", None)["performed"] == 6
     store = Store(working)
@@ -140,7 +140,7 @@ def test_a_resumed_row_repeating_a_text_left_out_shares_it_and_the_boundary_is_w
     written = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
     lines = [line["r"] for line in read_lines(written.path) if line.get("t") == "snapshots"]
     store = Store(working)
-    # Rows repeating a row held without its text (a row not held at all: test_dormant.py's resumed file).
+    # Rows repeating a row held without its text (a row not held at all: test_quiet.py's resumed file).
     shared = {}
     for row in (r for r in lines if isinstance(r["text"], dict)):
         held = store.one("SELECT text, text_id FROM snapshots s JOIN snapshot_rows r USING (id) WHERE s.id = ?",

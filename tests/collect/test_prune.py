@@ -30,6 +30,16 @@ from testing.synthetic import NOW, SyntheticRecord, populate
 from testing.farm import Reply
 
 
+# The articles' paths are as long as real outlets' (an export repeats an address of 48 characters or more: its
+# checks' addresses are repeated as {"$same": id}, which a pruned database must write as the full one does).
+SLUG = "-as-long-as-the-slugs-real-outlets-write"
+
+
+def news(name: str) -> str:
+    """Return the path of one of the record fixture's articles."""
+    return f"/news/{name}{SLUG}"
+
+
 def context(db, tmp_path, now, name="warc"):
     return RunContext.open(Store(db), "test", clock=Clock(now), vantage="test", warc_dir=tmp_path / name,
                            allow_loopback=True, interval=TEST_INTERVAL, backoff=(0.02, 0.04),
@@ -66,11 +76,11 @@ def observed(db) -> dict:
 @pytest.fixture
 def record(farm, tmp_path):
     """Return (host, full database, record folder, article ids): a dormant article and two still revisited."""
-    host = farm.add({"/robots.txt": ROBOTS_OPEN, "/news/old": page(), "/news/same": page(),
-                     "/news/edited": page(), "/news/gone": page()})
+    host = farm.add({"/robots.txt": ROBOTS_OPEN, news("old"): page(), news("same"): page(),
+                     news("edited"): page(), news("gone"): page()})
     full = tmp_path / "full.db"
     ctx = context(full, tmp_path, T0)
-    old = capture_article(ctx, "alpha", host.url("/news/old"))
+    old = capture_article(ctx, "alpha", host.url(news("old")))
     ctx.finish()
     # Every slot of the old article performed (a year and more later): it is out of its window.
     ctx = context(full, tmp_path, T0 + timedelta(hours=8761))
@@ -78,7 +88,7 @@ def record(farm, tmp_path):
     ctx.finish()
     later = T0 + timedelta(days=400)
     ctx = context(full, tmp_path, later)
-    ids = {name: capture_article(ctx, "alpha", host.url(f"/news/{name}")) for name in ("same", "edited", "gone")}
+    ids = {name: capture_article(ctx, "alpha", host.url(news(name))) for name in ("same", "edited", "gone")}
     ctx.finish()
     ctx = context(full, tmp_path, later + timedelta(hours=30))
     assert run_rechecks(ctx)["performed"] == 9  # 1h, 6h and 24h of each
@@ -108,7 +118,7 @@ def test_every_job_works_on_the_pruned_database_as_on_the_full_one(record, tmp_p
         assert candidates(Store(db), now) == candidates(Store(full), now)
         assert [d.article_id for d in due_checks(Store(db), now)] == [ids["same"], ids["edited"], ids["gone"]]
     store.conn.close()
-    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/gone": Reply(404)})
+    host.routes.update({news("edited"): page(headline=HEADLINE_NEW), news("gone"): Reply(404)})
     for db, name in ((full, "warc-full"), (working, "warc-working")):
         ctx = context(db, tmp_path, now, name)
         summary = run_rechecks(ctx)

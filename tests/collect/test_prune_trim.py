@@ -10,7 +10,7 @@ from collector.publish.history import History
 from collector.record.articles import known
 from collector.publish.periods import week_start
 from collector.publish.release import release
-from collector.record import dormant, export, fold_keys
+from collector.record import export, fold_keys
 from collector.record.store import Store
 from collector.wayback.answers import PERMANENT_EXTS
 from collector.wayback.history import attempts_by_snapshot, candidates, confirmed_snapshot_ids
@@ -31,7 +31,7 @@ def submit(store, snapshot, at, status, **more) -> int:
                                                 "status": status, **more})
 
 
-def test_pruning_keeps_the_open_archive_answers_and_leaves_a_dormant_articles_out(record, tmp_path):
+def test_pruning_keeps_the_open_archive_answers_and_leaves_a_quiet_articles_out(record, tmp_path):
     _host, full, folder, ids = record
     store = Store(full)
     day = T0 + timedelta(days=400, hours=2)
@@ -51,9 +51,10 @@ def test_pruning_keeps_the_open_archive_answers_and_leaves_a_dormant_articles_ou
     kept = {r[0] for r in Store(working).query("SELECT id FROM archive_submissions")}
     # A snapshot still open keeps every try, one refused for good the answer that settled it.
     assert refused in kept and set(open_tries) <= kept
-    # The article whose capture is confirmed is dormant (collector/record/dormant.py): the archive's answers
-    # about it are in the record, and the archive job reads the database following every stream, not this one.
-    assert Store(working).one(f"SELECT COUNT(*) FROM {dormant.TABLE} WHERE article_id = ?", (ids["same"],))[0] == 1
+    # The article whose capture is confirmed is quiet, its rows left out (tests/collect/test_quiet.py): the
+    # archive's answers about it are in the record, and the archive job reads the database following every
+    # stream, not this one.
+    assert Store(working).one("SELECT COUNT(*) FROM checks WHERE article_id = ?", (ids["same"],))[0] == 0
     assert not {tried, confirmed, later} & kept and done.left_out["archive_submissions"] == 3
     assert candidates(Store(working), LATE) == candidates(Store(full), LATE)
     assert confirmed_snapshot_ids(Store(working)) == confirmed_snapshot_ids(Store(full)) - {same}

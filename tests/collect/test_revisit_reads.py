@@ -1,6 +1,6 @@
 """What a revisit reads, as docs/how-it-works.md says: each function its table names reads exactly the tables
-it names, and a whole revisit asks no other, of a pruned working database reading every one of them, of a
-full database every one but those of the rows marked "(a pruned database)".
+it names, and a whole revisit asks no other, of a pruned working database and of a full one alike, reading
+every one of them.
 
 Reads are SQLite's own account: the authorizer (sqlite3.Connection.set_authorizer) is told, as each
 statement is prepared, every table or view it reads (SQLITE_READ; a view's or a trigger's inner tables
@@ -24,13 +24,12 @@ import pytest
 from collector.clock import iso
 from collector.collect import changes, events, outcomes, revisits
 from collector.collect.revisits import run_rechecks
-from collector.record import dormant
 from collector.record.store import Store
 from collector.record.streams import next_id
 from testing.farm import Reply
 from tests.collect.test_left_out import LATE, PARAGRAPHS_ONE_CHAR, context
-from tests.collect.test_dormant import quiet  # noqa: F401  (the fixture)
-from tests.collect.test_prune import record  # noqa: F401  (the fixture quiet uses)
+from tests.collect.test_quiet import quiet  # noqa: F401  (the fixture)
+from tests.collect.test_prune import news, record  # noqa: F401  (the fixture quiet uses)
 from tests.collect.test_revisits import HEADLINE_NEW, page
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "how-it-works.md"
@@ -86,8 +85,6 @@ class Reads:
 # How the test calls each function the page names, on a pruned database (conn) and the fixture's articles.
 CALLS = {
     "revisits.pending_articles": lambda conn, ids: revisits.pending_articles(conn),
-    "dormant.url_of": lambda conn, ids: dormant.url_of(conn, ids["same"]),
-    "dormant.wake": lambda conn, ids: dormant.wake(conn, [ids["same"]]),
     "outcomes.known_keys": lambda conn, ids: outcomes.known_keys(conn, ids["edited"]),
     "events.absence_streak": lambda conn, ids: events.absence_streak(conn, ids["gone"]),
     "events.is_gone": lambda conn, ids: events.is_gone(conn, ids["gone"]),
@@ -100,7 +97,6 @@ CALLS = {
 
 def test_the_page_names_each_function_the_test_calls():
     assert set(documented()) == set(CALLS), "the page's table and CALLS name different functions"
-    assert pruned_only() == {"dormant.url_of", "dormant.wake"}
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -108,11 +104,8 @@ def test_each_function_reads_what_the_page_says(quiet, name):
     _host, _full, _folder, ids, working = quiet
     store = Store(working)
     try:
-        store.conn.execute("PRAGMA foreign_keys = OFF")  # as a run wakes rows (revisits.wake)
         reads = Reads(store.conn)
-        store.conn.execute("BEGIN")
         CALLS[name](store.conn, ids)
-        store.conn.execute("ROLLBACK")  # wake writes: the next call meets the database as pruned
         store.conn.set_authorizer(None)
     finally:
         store.conn.close()
@@ -124,8 +117,8 @@ def test_a_whole_revisit_asks_only_what_the_page_says(quiet, tmp_path, which):
     host, full, folder, ids, working = quiet
     # A change of text (in the pruned database the older text left out, its digests held), of headline, and an
     # absence: every question asked.
-    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR),
-                        "/news/gone": Reply(404)})
+    host.routes.update({news("edited"): page(headline=HEADLINE_NEW), news("same"): page(paragraphs=PARAGRAPHS_ONE_CHAR),
+                        news("gone"): Reply(404)})
     ctx = context(working if which == "pruned" else full, tmp_path, LATE, f"warc-{which}")
     ctx.record_dir = folder
     reads = Reads(ctx.store.conn, by_statement=True)
@@ -139,15 +132,7 @@ def test_a_whole_revisit_asks_only_what_the_page_says(quiet, tmp_path, which):
     assert summary["performed"] == 6 and summary["events"] == {"changed": 2}
     named = set().union(*documented().values())
     assert reads.asked - named == set(), f"a revisit asks {sorted(reads.asked - named)}, which the page does not name"
-    if which == "full":  # the questions marked "a pruned database" are never asked of a full one
-        named = set().union(*(t for code, t in documented().items() if code not in pruned_only()))
     assert named - reads.tables == set(), f"the page names {sorted(named - reads.tables)}, which a revisit never reads"
-
-
-def pruned_only() -> set[str]:
-    """Return the code names of the page's rows marked "(a pruned database)"."""
-    text = DOC.read_text(encoding="utf-8").split(SECTION, 1)[1]
-    return {m.group(1) for m in re.finditer(r"^\|[^|\n]*\(a pruned database\)[^|\n]*\| `([\w.]+)`", text, re.M)}
 
 
 def test_the_reads_are_seen(quiet):

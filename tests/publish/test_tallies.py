@@ -209,7 +209,7 @@ def test_a_pruning_for_figures_keeps_each_streams_latest_listing_its_next_unchan
                               "fetched_at": iso(old), "kind": "rss", "entry_count": 0})  # A's last row: kept anyway
     store.conn.close()
     ranges = [(0, east), (east, east + 2 ** 40)]
-    prune(db, tmp_path, NOW + timedelta(days=1), History.memory(), figures=True, hold_dormant=False,
+    prune(db, tmp_path, NOW + timedelta(days=1), History.memory(), figures=True, revisited=False,
           check=lambda source: None, ranges=ranges)
     store = Store(db)
     try:

@@ -1,4 +1,8 @@
-"""Dormant articles: a pruned database holds a quiet article as one row and revisits it as the full one does."""
+"""Quiet articles: a pruned database holds none of their rows and revisits them as the full one does.
+
+What a revisit reads of them is in the projections (record/fold.py, fold_latest.py, fold_visit.py), the same in
+every database. (This was test_quiet.py, when a pruned database packed their rows in dormant rows.)
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ from collector.clock import iso
 from collector.collect.prune import prune
 from collector.collect.revisits import due_checks
 from collector.publish.history import History
-from collector.record import dormant, export, fold, fold_latest
+from collector.record import dormant, export, fold, fold_latest, fold_visit
 from collector.record.fileformat import read_lines, repeated_id
 from collector.record.rebuild import rebuild, resume
 from collector.record.store import Store
 from testing.farm import Reply
 from tests.collect.test_left_out import PARAGRAPHS_ONE_CHAR, copy_tree, events, revisit, timeless
-from tests.collect.test_prune import copy, record  # noqa: F401  (the fixture)
+from tests.collect.test_prune import copy, news, record  # noqa: F401  (the fixture)
 from tests.collect.test_prune_trim import capture_of, submit
 from tests.collect.test_revisits import HEADLINE_NEW, T0, page
 
@@ -58,14 +62,23 @@ def rows_of(db, sql, params=()):
         store.conn.close()
 
 
-def test_a_quiet_article_is_one_dormant_row_and_is_scheduled_as_in_the_full_database(quiet):
+def test_a_quiet_articles_rows_are_left_out_and_it_is_scheduled_as_in_the_full_database(quiet):
     _host, full, _folder, ids, working = quiet
     articles = sorted(ids[n] for n in ("same", "edited", "gone"))
-    assert [r[0] for r in rows_of(working, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == articles
+    assert rows_of(working, f"SELECT COUNT(*) FROM {dormant.TABLE}") == [(0,)]  # nothing packed
     for table in ("articles", "article_urls", "snapshots", "checks"):  # none of their rows is in the database,
         column = "id" if table == "articles" else "article_id"  # but a table's last (the boundary an export checks)
         assert rows_of(working, f"SELECT COUNT(*) FROM {table} WHERE {column} IN (?, ?, ?) AND id < "
                                 f"(SELECT MAX(id) FROM {table})", articles) == [(0,)]
+    # What its revisit reads besides: its address, its address keys, its latest check (record/fold_visit.py).
+    full_visit, kept_visit = fold_visit.projection(Store(full).conn), fold_visit.projection(Store(working).conn)
+    assert full_visit == fold_visit.from_rows(Store(full).conn)
+    assert {a: full_visit[0][a] for a in articles} == {a: kept_visit[0][a] for a in articles}
+    for article in articles:
+        latest = max(c for c, (a, _d) in full_visit[1].items() if a == article)
+        assert kept_visit[1][latest] == full_visit[1][latest]
+        assert fold_visit.url_of(Store(working).conn, article) == rows_of(full, "SELECT url FROM articles "
+                                                                              "WHERE id = ?", (article,))[0][0]
     # Its schedule is the articles' projection's (record/fold.py), the same row as the full database's.
     row = rows_of(working, f"SELECT {fold.text_sql('first_capture_us')}, slots FROM {fold.TABLE} WHERE article_id = ?", (ids["same"],))[0]
     assert row == (rows_of(full, "SELECT MIN(captured_at) FROM snapshots WHERE article_id = ? AND purpose = "
@@ -84,10 +97,10 @@ def test_a_quiet_article_is_one_dormant_row_and_is_scheduled_as_in_the_full_data
     assert due(working, LATE, outlets={"beta"}) == []
 
 
-def test_a_dormant_articles_revisit_writes_the_full_databases_rows_and_export(quiet, tmp_path):
+def test_a_quiet_articles_revisit_writes_the_full_databases_rows_and_export(quiet, tmp_path):
     host, full, folder, ids, working = quiet
-    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW), "/news/same": page(paragraphs=PARAGRAPHS_ONE_CHAR),
-                        "/news/gone": Reply(404)})
+    host.routes.update({news("edited"): page(headline=HEADLINE_NEW), news("same"): page(paragraphs=PARAGRAPHS_ONE_CHAR),
+                        news("gone"): Reply(404)})
     for db, name in ((full, "warc-full"), (working, "warc-working")):
         assert revisit(db, tmp_path, name, folder)["performed"] == 6
     got, want = events(working), events(full)
@@ -108,7 +121,8 @@ def test_a_dormant_articles_revisit_writes_the_full_databases_rows_and_export(qu
                                           if repeated_id(v) is not None}, line.get("r", {}).get("id"))
                          for line in read_lines(path)]
     assert written["working"] == written["full"]
-    assert any(t == "snapshots" and same for t, same, _id in written["full"])  # the dormant snapshots' values
+    assert any(t == "snapshots" and same for t, same, _id in written["full"])  # the quiet articles' snapshots' values
+    assert any(t == "checks" and same for t, same, _id in written["full"])  # and their checks' addresses
     # The record with the working database's file rebuilds whole.
     counts = rebuild(tmp_path / "record-working", tmp_path / "rebuilt.db")
     assert counts["checks"] == 8 + 9 + 6
@@ -119,16 +133,16 @@ def test_a_dormant_articles_revisit_writes_the_full_databases_rows_and_export(qu
     assert kept == {a: whole[a] for a in kept} and set(ids.values()) - {ids["old"]} <= set(kept)
 
 
-def test_the_next_pruning_makes_them_dormant_again_with_every_slot_checked(quiet, tmp_path):
+def test_the_next_pruning_leaves_them_out_again_with_every_slot_checked(quiet, tmp_path):
     host, full, folder, ids, working = quiet
-    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW)})
+    host.routes.update({news("edited"): page(headline=HEADLINE_NEW)})
     for db, name in ((full, "warc-full"), (working, "warc-working")):
         assert revisit(db, tmp_path, name, folder)["performed"] == 6
     export.export_new(Store(working), folder, now=LATE + timedelta(minutes=5))
     later = LATE + timedelta(days=3)
     prune(working, folder, later, History.open(tmp_path / "published"))
-    assert [r[0] for r in rows_of(working, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == [
-        ids[n] for n in ("same", "edited", "gone")]
+    assert rows_of(working, "SELECT COUNT(*) FROM checks WHERE article_id IN (?, ?, ?) AND id < "
+                            "(SELECT MAX(id) FROM checks)", [ids[n] for n in ("same", "edited", "gone")]) == [(0,)]
     slots = rows_of(working, f"SELECT article_id, slots FROM {fold.TABLE} WHERE article_id IN (?, ?, ?) ORDER BY 1",
                     [ids[n] for n in ("same", "edited", "gone")])
     assert [(a, fold.slot_set(s)) for a, s in slots] == [
@@ -138,17 +152,17 @@ def test_the_next_pruning_makes_them_dormant_again_with_every_slot_checked(quiet
     assert rows_of(working, "SELECT COUNT(*) FROM checks WHERE article_id = ?", (ids["edited"],)) == [(0,)]
     at = LATE - timedelta(hours=168) + timedelta(hours=720)
     assert due(working, at) == due(full, at) != []
-    # The latest snapshot it packed is the revisit's: the next comparison is against the changed headline.
-    host.routes.update({"/news/edited": page(headline=HEADLINE_NEW)})
+    # The latest snapshot it compares with is the revisit's: the next comparison is against the changed headline.
+    host.routes.update({news("edited"): page(headline=HEADLINE_NEW)})
     for db, name in ((full, "warc-full-2"), (working, "warc-working-2")):
         assert revisit(db, tmp_path, name, folder, now=at)["performed"] == 3
     assert [timeless(e) for e in events(working)] == [timeless(e) for e in events(full)]
 
 
-def test_a_resumed_file_wakes_the_dormant_articles_it_continues(quiet, tmp_path):
+def test_a_resumed_file_continues_the_quiet_articles(quiet, tmp_path):
     _host, full, folder, ids, working = quiet
     # Another job (its cache lost) revisited with the full database and pushed: the saved pruned database
-    # resumes that file, whose rows repeat the dormant articles' latest snapshot and check.
+    # resumes that file, whose rows repeat the quiet articles' latest snapshot and check, which it left out.
     revisit(full, tmp_path, "warc-full", folder)
     path = export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5)).path
     assert any(repeated_id(v) is not None for line in read_lines(path) if line.get("t") in ("snapshots", "checks")
@@ -169,10 +183,23 @@ def test_a_resumed_file_wakes_the_dormant_articles_it_continues(quiet, tmp_path)
     assert rows_of(full, "SELECT MAX(id) FROM snapshots WHERE article_id = ?", (ids["same"],)) == [(latest[0][0],)]
 
 
-def test_dormant_rows_are_small(quiet):
-    _host, _full, _folder, _ids, working = quiet
-    sizes = [r[0] for r in rows_of(working, f"SELECT length(rows) FROM {dormant.TABLE}")]
-    assert sizes and max(sizes) < 1500  # bench/working_db.py measures them at real addresses' lengths
+def test_a_check_the_working_database_left_out_is_repeated_by_its_digest(quiet, tmp_path):
+    """A resumed check repeating a check left out reads its address from the projection only when the digests
+    agree; a database whose projection says otherwise refuses rather than guess (sync_database.sh rebuilds)."""
+    _host, full, folder, ids, working = quiet
+    revisit(full, tmp_path, "warc-full", folder)
+    export.export_new(Store(full), folder, now=LATE + timedelta(minutes=5))
+    damaged = tmp_path / "damaged.db"
+    copy(working, damaged)
+    store = Store(damaged)
+    with store.transaction() as conn:
+        conn.execute(f"UPDATE {fold.TABLE} SET url = url || '?moved' WHERE article_id = ?", (ids["same"],))
+    store.conn.close()
+    with pytest.raises(export.ExportError, match="checks.url repeats row"):
+        resume(folder, damaged)
+    assert resume(folder, working)[0] == 1
+    urls = "SELECT id, url FROM checks WHERE article_id = ? ORDER BY id"
+    assert rows_of(working, urls, (ids["same"],)) == rows_of(full, urls, (ids["same"],))[-2:]
 
 
 def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
@@ -198,7 +225,7 @@ def test_only_the_newest_hours_texts_stay_whole(record, tmp_path):
     assert len(whole["within"]) >= 2 and whole["after"] == set()
 
 
-def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(record, tmp_path):
+def test_a_stream_without_the_archives_answers_leaves_its_quiet_articles_out(record, tmp_path):
     """A collect stream's database never holds an archive answer (archive.yml writes its own stream).
 
     Kept for want of one (the default, a database the archive job reads), no article is ever quiet; with
@@ -212,10 +239,10 @@ def test_a_stream_without_the_archives_answers_holds_its_quiet_articles_dormant(
     copy(full, stream)
     prune(queued, folder, LATE, History.open(tmp_path / "published"))
     prune(stream, folder, LATE, History.open(tmp_path / "published"), archive_queue=False)
-    assert rows_of(queued, f"SELECT COUNT(*) FROM {dormant.TABLE}") == [(0,)]
     assert rows_of(queued, "SELECT COUNT(*) FROM snapshot_rows WHERE purpose = 'capture' AND article_id IN "
                            "(?, ?, ?)", articles) == [(3,)]  # the archive's queue, kept whole
-    assert [r[0] for r in rows_of(stream, f"SELECT article_id FROM {dormant.TABLE} ORDER BY 1")] == articles
+    assert rows_of(stream, "SELECT COUNT(*) FROM checks WHERE article_id IN (?, ?, ?) AND id < "
+                           "(SELECT MAX(id) FROM checks)", articles) == [(0,)]
     assert rows_of(stream, "SELECT COUNT(*) FROM snapshot_rows WHERE article_id IN (?, ?, ?) AND id < "
                            "(SELECT MAX(id) FROM snapshot_rows)", articles) == [(0,)]
     for hours in (0, 72, 168, 720, 8760):
@@ -236,7 +263,7 @@ def test_the_working_databases_pruning_does_not_keep_the_archives_queue():
 
 
 def test_a_database_no_job_revisits_from_leaves_a_quiet_articles_later_rows_out(quiet, tmp_path):
-    """A follower's merged database (hold_dormant=False) only leaves its quiet articles out. The projection
+    """A follower's merged database (revisited=False) only leaves its quiet articles out. The projection
     still says such an article is owed its later slots after its capture was left out (record/fold.py); a
     revisit merged in later (a stream's check) is kept while recent, then left out like the rest, not kept
     to the end of its window for want of the capture a dormant row would pack (`bench/follower_db.py --days
@@ -244,7 +271,7 @@ def test_a_database_no_job_revisits_from_leaves_a_quiet_articles_later_rows_out(
     _host, full, folder, ids, _working = quiet
     merged = tmp_path / "merged.db"
     copy(full, merged)
-    prune(merged, folder, LATE, History.open(tmp_path / "published"), hold_dormant=False)
+    prune(merged, folder, LATE, History.open(tmp_path / "published"), revisited=False)
     assert rows_of(merged, "SELECT COUNT(*) FROM snapshot_rows WHERE article_id = ? AND purpose = 'capture'",
                    (ids["same"],)) == [(0,)]  # left out, not packed
     assert rows_of(merged, f"SELECT slots FROM {fold.TABLE} WHERE article_id = ?", (ids["same"],)) == [(",1h,6h,24h,",)]
@@ -264,7 +291,7 @@ def test_a_database_no_job_revisits_from_leaves_a_quiet_articles_later_rows_out(
     kept = {}
     for name, hours in (("recent", 1), ("later", 7)):  # within settings.WORKING_RECENT_HOURS, and after them
         copy(merged, tmp_path / f"{name}.db")
-        prune(tmp_path / f"{name}.db", None, LATE + timedelta(hours=hours), hold_dormant=False,
+        prune(tmp_path / f"{name}.db", None, LATE + timedelta(hours=hours), revisited=False,
               check=lambda source: None)
         kept[name] = rows_of(tmp_path / f"{name}.db", "SELECT id FROM checks WHERE article_id = ?", (ids["same"],))
         assert rows_of(tmp_path / f"{name}.db", f"SELECT slots FROM {fold.TABLE} WHERE article_id = ?",

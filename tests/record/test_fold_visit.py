@@ -1,0 +1,172 @@
+"""What a revisit reads of an article, folded (collector/record/fold_visit.py): its address, its address keys and
+its checks' address digests, whatever order rows arrive in, kept by a pruning, and made from the dormant rows of
+a working database the code before (migration 21) pruned."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import shutil
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from collector.clock import iso
+from collector.collect import outcomes
+from collector.collect.revisits import due_checks
+from collector.record import dormant, export, fold_visit
+from collector.record.fold_keys import key_digest
+from collector.record.integrity import restore_triggers
+from collector.record.store import Store, trigger_problems
+from collector.record.tables import record_tables
+from tests.record.migrating import refused_unchanged
+from tests.record.test_fold import START, insert
+from tests.record.test_fold_keys import addresses
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
+
+
+def rows(seed: int) -> list[tuple[str, dict]]:
+    """Return articles, article_urls and checks rows: each article's listing address, some a redirect's or a
+    canonical one (another article's too), and a few checks of each, at its address or at another."""
+    out = addresses(seed)
+    rng = random.Random(seed)
+    check = 0
+    for table, row in list(out):
+        if table != "articles":
+            continue
+        for slot in ("1h", "6h", "24h")[:rng.randrange(0, 4)]:
+            check += 1
+            url = row["url"] if rng.random() < 0.8 else row["url"] + "?page=2"
+            out.append(("checks", {"id": check, "article_id": row["id"], "slot": slot, "due_at": iso(START),
+                                   "performed_at": iso(START + timedelta(minutes=check)), "run_id": 1, "url": url,
+                                   "result": "ok", "request_chain": "[]", "outcome": "present", "opens_absence": 0,
+                                   "try_number": 1}))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_path, seed):
+    flat = rows(seed)
+    in_order = insert(tmp_path / "in-order.db", flat)
+    shuffled = flat[:]
+    random.Random(seed).shuffle(shuffled)  # an address or a check before its article's row
+    other = insert(tmp_path / "shuffled.db", shuffled + random.Random(seed + 1).sample(flat, len(flat) // 3))
+    want = fold_visit.from_rows(in_order.conn)
+    assert fold_visit.projection(in_order.conn) == want == fold_visit.projection(other.conn)
+    articles, checks = want
+    assert set(articles) == {r["id"] for t, r in flat if t == "articles"}
+    assert len(checks) == sum(t == "checks" for t, _ in flat)
+    for table, row in flat:
+        if table == "articles":  # what classify reads: its row's key and every address recorded for it
+            recorded = {key_digest(r["url_key"]) for t, r in flat if t == "article_urls" and r["article_id"] == row["id"]}
+            assert outcomes.known_keys(other.conn, row["id"]) == recorded | {key_digest(row["url_key"])}
+            assert fold_visit.addresses(other.conn, row["id"]) == recorded
+            assert fold_visit.url_of(other.conn, row["id"]) == row["url"]
+    assert trigger_problems(other.conn) == []
+    assert {fold_visit.CHECKS, "fold_articles"}.isdisjoint(record_tables(other.conn))
+
+
+def test_a_key_is_found_only_at_a_whole_digests_place():
+    first, second = key_digest("https://a.test/1"), key_digest("https://a.test/2")
+    keys = fold_visit.keys_with(fold_visit.keys_with(None, first), second)
+    assert keys == first + second and fold_visit.keys_with(keys, second) == keys
+    straddling = (first + second)[8:24]  # 16 bytes inside the two, at no digest's place
+    assert fold_visit.keys_with(keys, straddling) == keys + straddling
+    assert fold_visit.keys_with(keys, b"short") == keys  # not a digest: nothing added
+
+
+def test_the_export_repeats_a_checks_address_by_its_digest(tmp_path):
+    """The earlier check of an article an export repeats is found in CHECKS whether or not its row is held,
+    within the stream's range only."""
+    store = insert(tmp_path / "db.db", rows(4))
+    url = "https://o1.test/news/an-address-longer-than-forty-eight-characters-written-out"
+    for check, slot in ((100, "72h"), (101, "168h")):
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, "
+                         "request_chain, outcome, opens_absence, try_number) VALUES (?, 1, ?, ?, ?, 1, ?, 'ok', '[]', "
+                         "'present', 0, 1)", (check, slot, iso(START), iso(START), url))
+    assert fold_visit.check_before(store.conn, 1, 101) == (100, fold_visit.url_digest(url))
+    assert fold_visit.check_before(store.conn, 1, 101, low=100) is None  # another stream's: never repeated
+    lines: list[str] = []
+    export._append_lines(store.conn, "checks", 100, lines)
+    assert json.loads(lines[0])["r"]["url"] == {"$same": 100}
+
+
+def test_restoring_a_dropped_trigger_folds_the_rows_inserted_without_it(tmp_path):
+    store = insert(tmp_path / "db.db", rows(5))
+    store.conn.execute(f"DROP TRIGGER {fold_visit.CHECKS}_check")
+    store.conn.execute("DROP TRIGGER fold_articles_key")
+    extra = [("article_urls", {"id": 900, "article_id": 2, "url": "https://x.test/moved", "url_key": "https://x.test/moved",
+                               "how": "redirect", "recorded_at": iso(START), "run_id": 1}),
+             ("checks", {"id": 900, "article_id": 2, "slot": "72h", "due_at": iso(START), "performed_at": iso(START),
+                         "run_id": 1, "url": "https://x.test/moved", "result": "ok", "request_chain": "[]", "outcome": "present",
+                         "opens_absence": 0, "try_number": 1})]
+    with store.transaction() as conn:
+        for table, row in extra:
+            conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+                         list(row.values()))
+    assert fold_visit.projection(store.conn) != fold_visit.from_rows(store.conn)
+    found = restore_triggers(store, "A. Rahman", "triggers dropped by hand", iso(START))
+    assert any(fold_visit.CHECKS in f for f in found)
+    assert fold_visit.projection(store.conn) == fold_visit.from_rows(store.conn)
+
+
+def _fixture(tmp_path: Path, name: str) -> Path:
+    """Return a copy of a database the code before migration 22 wrote (tests/data/fold/, made at 6369e57 by
+    tests/collect/test_dormant.py's `quiet` fixture, its addresses as long as tests/collect/test_prune.py's
+    SLUG makes them): working-v21, a pruned working database holding its three quiet articles as dormant rows
+    (format 2: each its article, addresses and latest check), and full-v21, the full one it was pruned from.
+    v21-ids.json names the fixture's articles."""
+    out = tmp_path / f"{name}.db"
+    with gzip.open(DATA / f"{name}.db.gz") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def test_a_working_database_of_the_code_before_reads_what_the_full_one_does_after_the_migration(tmp_path):
+    ids = json.loads((DATA / "v21-ids.json").read_text())
+    quiet = [ids[n] for n in ("same", "edited", "gone")]
+    working_path, full_path = _fixture(tmp_path, "working-v21"), _fixture(tmp_path, "full-v21")
+    raw = sqlite3.connect(working_path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 21
+    packed = {r[0]: dormant.unpack(r[1]) for r in raw.execute(f"SELECT article_id, rows FROM {dormant.TABLE}")}
+    assert sorted(packed) == quiet and raw.execute("SELECT COUNT(*) FROM checks WHERE article_id IN (?, ?, ?) AND "
+                                                   "id < (SELECT MAX(id) FROM checks)", quiet).fetchone() == (0,)
+    raw.close()
+    working, full = Store(working_path), Store(full_path)
+    assert working.schema_version() == full.schema_version() == 22
+    assert fold_visit.from_rows(full.conn) == fold_visit.projection(full.conn)
+    whole, kept = fold_visit.projection(full.conn), fold_visit.projection(working.conn)
+    for article in quiet:  # its address and keys, and its latest check, as the full database holds them
+        assert kept[0][article] == whole[0][article]
+        latest = max(c for c, (a, _d) in whole[1].items() if a == article)
+        assert kept[1][latest] == whole[1][latest] and latest == packed[article]["checks"][0]["id"]
+        assert len(fold_visit.url_of(working.conn, article)) >= export.REPEAT_MIN_CHARS
+    for hours in (0, 72, 168, 720, 8760):  # every check still owed falls due at the same address
+        at = START.replace(year=2028) + timedelta(hours=hours)
+        assert [(d.article_id, d.url, d.slot) for d in due_checks(working, at)] == \
+               [(d.article_id, d.url, d.slot) for d in due_checks(full, at)]
+    # A check of a quiet article written now is exported as the full database writes it: its address repeated.
+    lines = {}
+    for name, store in (("working", working), ("full", full)):
+        top = full.one("SELECT MAX(id) FROM checks")[0]
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, "
+                         "request_chain, outcome, opens_absence, try_number) "
+                         "VALUES (?, ?, '720h', ?, ?, 1, ?, 'ok', '[]', 'present', 0, 1)",
+                         (top + 1, ids["same"], iso(START), iso(START), fold_visit.url_of(full.conn, ids["same"])))
+        lines[name] = []
+        export._append_lines(store.conn, "checks", top, lines[name])
+    assert lines["working"] == lines["full"] and '"$same"' in lines["full"][0]
+    working.close()
+    full.close()
+
+
+def test_a_damaged_dormant_row_is_refused_and_the_database_left_as_it_was(tmp_path):
+    path = _fixture(tmp_path, "working-v21")
+    damage = f"UPDATE {dormant.TABLE} SET rows = x'09' WHERE article_id = (SELECT MIN(article_id) FROM {dormant.TABLE})"
+    refused_unchanged(path, damage, "format", 21).close()
