@@ -76,15 +76,21 @@ def insert(db: Path, rows: list[tuple[str, dict]]) -> Store:
     return store
 
 
+def in_two_orders(tmp_path: Path, flat: list[tuple[str, dict]], seed: int) -> tuple[Store, Store]:
+    """Return two databases of the rows: inserted in order, and shuffled with a third of them met twice (a row
+    before the rows it points at, tables interleaved, as a merge or a late stream brings them)."""
+    in_order = insert(tmp_path / "in-order.db", flat)
+    shuffled = flat[:]
+    random.Random(seed).shuffle(shuffled)
+    again = shuffled + random.Random(seed + 1).sample(flat, len(flat) // 3)  # rows met twice fold in once
+    return in_order, insert(tmp_path / "shuffled.db", again)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_path, seed):
     rows = synthetic(seed)
     flat = [(t, r) for t, table in rows.items() for r in table]
-    in_order = insert(tmp_path / "in-order.db", flat)
-    shuffled = flat[:]
-    random.Random(seed).shuffle(shuffled)  # a capture or a check before its article's row, tables interleaved
-    again = shuffled + random.Random(seed + 1).sample(flat, len(flat) // 3)  # rows met twice fold in once
-    other = insert(tmp_path / "shuffled.db", again)
+    in_order, other = in_two_orders(tmp_path, flat, seed)
     want = fold.from_rows(in_order.conn)
     assert fold.projection(in_order.conn) == want == fold.projection(other.conn) == fold.from_rows(other.conn)
     # What it holds: each article's outlet, earliest capture and regular slots, nothing else.

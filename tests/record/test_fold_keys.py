@@ -17,7 +17,7 @@ from collector.record.articles import known
 from collector.record.store import Store, trigger_problems
 from tests.record.migrating import refused_unchanged
 from collector.record.tables import record_tables
-from tests.record.test_fold import START, insert
+from tests.record.test_fold import START, in_two_orders, insert
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
 
@@ -61,10 +61,7 @@ def addresses(seed: int, articles: int = 40) -> list[tuple[str, dict]]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_path, seed):
     rows = addresses(seed)
-    in_order = insert(tmp_path / "in-order.db", rows)
-    shuffled = rows[:]
-    random.Random(seed).shuffle(shuffled)  # an address before its article's row, another's listing before it
-    other = insert(tmp_path / "shuffled.db", shuffled + random.Random(seed + 1).sample(rows, len(rows) // 3))
+    in_order, other = in_two_orders(tmp_path, rows, seed)  # an address before its article's row, another's first
     want = fold_keys.from_rows(in_order.conn)
     assert fold_keys.projection(in_order.conn) == want == fold_keys.projection(other.conn)
     # One row a key, whatever gave it (a listing, a redirect, a canonical address), nothing else.

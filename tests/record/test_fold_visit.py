@@ -23,7 +23,7 @@ from collector.record.integrity import restore_triggers
 from collector.record.store import Store, trigger_problems
 from collector.record.tables import record_tables
 from tests.record.migrating import refused_unchanged
-from tests.record.test_fold import START, insert
+from tests.record.test_fold import START, in_two_orders, insert
 from tests.record.test_fold_keys import addresses
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
@@ -51,10 +51,7 @@ def rows(seed: int) -> list[tuple[str, dict]]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_path, seed):
     flat = rows(seed)
-    in_order = insert(tmp_path / "in-order.db", flat)
-    shuffled = flat[:]
-    random.Random(seed).shuffle(shuffled)  # an address or a check before its article's row
-    other = insert(tmp_path / "shuffled.db", shuffled + random.Random(seed + 1).sample(flat, len(flat) // 3))
+    in_order, other = in_two_orders(tmp_path, flat, seed)  # an address or a check before its article's row
     want = fold_visit.from_rows(in_order.conn)
     assert fold_visit.projection(in_order.conn) == want == fold_visit.projection(other.conn)
     articles, checks = want
