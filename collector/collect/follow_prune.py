@@ -7,8 +7,9 @@ follow, `prune_followed` prunes them as a stream's working database is
 pruned (collector/collect/prune.py), when the last pruning is older than
 `every` hours by the record's clock:
 
-* each stream's own database as its job's (dormant articles, the recent
-  ledger, no archive queue: a stream's answers are the archive stream's),
+* each stream's own database as its job's (the recent ledger, no archive
+  queue: a stream's answers are the archive stream's), each quiet article's
+  rows packed in one dormant row (record/dormant.py: what its next merge reads),
   with of every article it leaves out its key's digest, id and first
   sighting (record/articles.py IDENTITIES), so the next follow still maps
   an address several streams recorded to the one article a full merge keeps

@@ -92,15 +92,6 @@ def exists(conn, schema: str = "main") -> bool:
                         (TABLE,)).fetchone() is not None
 
 
-def url_of(conn, article_id: int) -> str | None:
-    """Return the address a dormant article is revisited at (its articles row's url), or None."""
-    row = conn.execute(f"SELECT rows FROM {TABLE} WHERE article_id = ?", (article_id,)).fetchone()
-    if row is None:
-        return None
-    articles = unpack(row[0])["articles"]
-    return articles[0]["url"] if articles else None
-
-
 def wake(conn, article_ids: Iterable[int]) -> int:
     """Put back the rows of those articles that are dormant here; return how many articles were woken.
 
@@ -136,13 +127,13 @@ def _insert(conn, table: str, row: dict) -> None:
 def make(conn, article_ids: list[int], chunk: int = 5000, with_snapshot: bool = False) -> int:
     """Write main.TABLE's rows of these articles from src (attached): their rows there, and any row src held.
 
-    An article's rows are the newest of what src holds of it (a run woke it
-    and revisited it) and what its src row packed (what src left out). Its
-    schedule (first capture, slots checked, outlet) and its latest snapshot's
-    facts are not here: the projections hold them (record/fold.py,
-    fold_latest.py), in every database. With `with_snapshot` (a stream's database
-    a follower keeps) its latest snapshot's row too (format 1, no text digests).
-    Returns how many rows were written.
+    An article's rows are the newest of what src holds of it (a resumed file
+    woke it and continued it) and what its src row packed (what src left out).
+    Its schedule, address and keys and its latest snapshot's facts are also in
+    the projections (record/fold.py, fold_visit.py, fold_latest.py), in every
+    database. With `with_snapshot` (what every caller now asks: a stream's
+    database a follower keeps) its latest snapshot's row too (format 1, no
+    text digests). Returns how many rows were written.
     """
     written = 0
     has_old = exists(conn, "src")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
+from collector.parse.inflate import InflateError
 from collector.record import dormant
 from collector.record.fold import TABLE as ARTICLES
 from collector.record.fold_keys import FUNCTION as KEY_DIGEST, key_digest
@@ -102,14 +103,18 @@ _FOLD_ROWS = (
     f"INSERT INTO {ARTICLES} (article_id, keys) SELECT article_id, {KEY_DIGEST}(url_key) FROM article_urls "
     f"WHERE true ORDER BY id {_ON_KEY}",
     f"INSERT INTO {CHECKS} (article_id, check_id, url_sha256) SELECT article_id, id, {URL_DIGEST}(url) FROM checks "
-    "WHERE true ON CONFLICT DO NOTHING",
+    "WHERE true ON CONFLICT DO UPDATE SET url_sha256 = excluded.url_sha256",
 )
 
 
 def refold(conn: sqlite3.Connection) -> None:
-    """Fold every articles, article_urls and checks row in again, over what is held. What `export
-    restore-triggers` runs after putting back one of these triggers."""
+    """Fold every articles, article_urls and checks row in again, replacing what the rows say (a trigger altered,
+    not only dropped, may have folded wrong values). What `export restore-triggers` runs after putting back one of
+    these triggers. An article whose articles row is held has every article_urls row held too (a pruning keeps
+    both or neither): its keys are made again from them alone; another's (a quiet article's, whose older
+    addresses were left out) only gain the keys of the rows held."""
     register(conn)
+    conn.execute(f"UPDATE {ARTICLES} SET keys = NULL WHERE article_id IN (SELECT id FROM articles)")
     for statement in _FOLD_ROWS:
         conn.execute(statement)
 
@@ -204,13 +209,21 @@ def migrate(conn: sqlite3.Connection, execute) -> None:
     if not dormant.exists(conn):
         return
     for article_id, blob in conn.execute(f"SELECT article_id, rows FROM {dormant.TABLE}").fetchall():
-        rows = dormant.unpack(blob)
-        for article in rows["articles"]:
-            conn.execute(f"INSERT INTO {ARTICLES} (article_id, url, key) VALUES (?, ?, ?) {_ON_URL}",
-                         (article["id"], article["url"], key_digest(article["url_key"])))
-        for address in sorted(rows["article_urls"], key=lambda r: r["id"]):
-            conn.execute(f"INSERT INTO {ARTICLES} (article_id, keys) VALUES (?, ?) {_ON_KEY}",
-                         (address["article_id"], key_digest(address["url_key"])))
-        for check in rows["checks"]:
-            conn.execute(f"INSERT INTO {CHECKS} VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                         (check["article_id"], check["id"], url_digest(check["url"])))
+        try:
+            rows = dormant.unpack(blob)
+            _fold_dormant(conn, rows)
+        except (ValueError, KeyError, TypeError, InflateError) as exc:  # Store refuses a ValueError, rolled back
+            raise ValueError(f"dormant article {article_id}'s packed rows are damaged: {exc!r}") from exc
+
+
+def _fold_dormant(conn: sqlite3.Connection, rows: dict[str, list[dict]]) -> None:
+    """Fold in what one dormant row packed: its article's address and key, its addresses' keys, its checks."""
+    for article in rows["articles"]:
+        conn.execute(f"INSERT INTO {ARTICLES} (article_id, url, key) VALUES (?, ?, ?) {_ON_URL}",
+                     (article["id"], article["url"], key_digest(article["url_key"])))
+    for address in sorted(rows["article_urls"], key=lambda r: r["id"]):
+        conn.execute(f"INSERT INTO {ARTICLES} (article_id, keys) VALUES (?, ?) {_ON_KEY}",
+                     (address["article_id"], key_digest(address["url_key"])))
+    for check in rows["checks"]:
+        conn.execute(f"INSERT INTO {CHECKS} VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                     (check["article_id"], check["id"], url_digest(check["url"])))

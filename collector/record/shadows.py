@@ -133,8 +133,8 @@ def figures_from(conn: sqlite3.Connection) -> str | None:
 
 def leaves_out(conn: sqlite3.Connection) -> bool:
     """Return True when this database's last pruning made it a working database a job revisits from and no
-    follower merges from (quiet articles held as dormant rows without their snapshot): rows it cannot hold
-    whole as it resumes may be left out (record/rebuild.py)."""
+    follower merges from (a quiet article's rows left out, not packed with its snapshot as a follower's stream
+    database packs them): rows it cannot hold whole as it resumes may be left out (record/rebuild.py)."""
     row = _prune_row(conn, "leaves_out")
     return bool(row and row[0])
 

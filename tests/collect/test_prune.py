@@ -75,7 +75,7 @@ def observed(db) -> dict:
 
 @pytest.fixture
 def record(farm, tmp_path):
-    """Return (host, full database, record folder, article ids): a dormant article and two still revisited."""
+    """Return (host, full database, record folder, article ids): one out of its window and three still revisited."""
     host = farm.add({"/robots.txt": ROBOTS_OPEN, news("old"): page(), news("same"): page(),
                      news("edited"): page(), news("gone"): page()})
     full = tmp_path / "full.db"
@@ -110,7 +110,8 @@ def test_every_job_works_on_the_pruned_database_as_on_the_full_one(record, tmp_p
     # each keeps its capture and latest). A database this small gains a page for each bookkeeping table.
     assert done.left_out["snapshots"] == 8 + 6
     store = Store(working)
-    # The dormant article is known by its address still, and its rechecks are left out; the others kept.
+    # The old article (out of its window) is known by its address still, and its rechecks are left out; the
+    # others kept.
     assert store.one("SELECT COUNT(*) FROM articles WHERE id = ?", (ids["old"],))[0] == 1
     assert store.one("SELECT COUNT(*) FROM checks WHERE article_id = ?", (ids["old"],))[0] == 8  # its capture is kept
     assert store.one("SELECT COUNT(*) FROM checks WHERE article_id = ?", (ids["edited"],))[0] == 3

@@ -1,7 +1,7 @@
 """Quiet articles: a pruned database holds none of their rows and revisits them as the full one does.
 
 What a revisit reads of them is in the projections (record/fold.py, fold_latest.py, fold_visit.py), the same in
-every database. (This was test_quiet.py, when a pruned database packed their rows in dormant rows.)
+every database. (This was test_dormant.py, when a pruned database packed their rows in dormant rows.)
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import json
 import random
 import shutil
 import sqlite3
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,12 +17,14 @@ import pytest
 
 from collector.clock import iso
 from collector.collect import outcomes
+from collector.collect.prune import prune
 from collector.collect.revisits import due_checks
 from collector.record import dormant, export, fold_visit
 from collector.record.fold_keys import key_digest
 from collector.record.integrity import restore_triggers
 from collector.record.store import Store, trigger_problems
 from collector.record.tables import record_tables
+from collector.net.fetcher import Response
 from tests.record.migrating import refused_unchanged
 from tests.record.test_fold import START, in_two_orders, insert
 from tests.record.test_fold_keys import addresses
@@ -54,6 +57,9 @@ def test_the_projection_is_the_rows_folded_whatever_order_they_arrive_in(tmp_pat
     in_order, other = in_two_orders(tmp_path, flat, seed)  # an address or a check before its article's row
     want = fold_visit.from_rows(in_order.conn)
     assert fold_visit.projection(in_order.conn) == want == fold_visit.projection(other.conn)
+    with other.transaction() as conn:  # every row folded a second time: nothing changes
+        fold_visit.refold(conn)
+    assert fold_visit.projection(other.conn) == want
     articles, checks = want
     assert set(articles) == {r["id"] for t, r in flat if t == "articles"}
     assert len(checks) == sum(t == "checks" for t, _ in flat)
@@ -76,21 +82,51 @@ def test_a_key_is_found_only_at_a_whole_digests_place():
     assert fold_visit.keys_with(keys, b"short") == keys  # not a digest: nothing added
 
 
-def test_the_export_repeats_a_checks_address_by_its_digest(tmp_path):
-    """The earlier check of an article an export repeats is found in CHECKS whether or not its row is held,
-    within the stream's range only."""
-    store = insert(tmp_path / "db.db", rows(4))
+def test_the_export_repeats_a_checks_address_by_its_digest_whether_or_not_its_row_is_held(tmp_path):
+    """The earlier check of an article an export repeats is found in CHECKS, its row held or not (a pruning
+    keeps its entry, not its row), within the stream's range only."""
     url = "https://o1.test/news/an-address-longer-than-forty-eight-characters-written-out"
-    for check, slot in ((100, "72h"), (101, "168h")):
+    lines = {}
+    for held in (True, False):
+        store = insert(tmp_path / f"held-{held}.db", rows(4))
         with store.transaction() as conn:
-            conn.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, "
-                         "request_chain, outcome, opens_absence, try_number) VALUES (?, 1, ?, ?, ?, 1, ?, 'ok', '[]', "
-                         "'present', 0, 1)", (check, slot, iso(START), iso(START), url))
-    assert fold_visit.check_before(store.conn, 1, 101) == (100, fold_visit.url_digest(url))
-    assert fold_visit.check_before(store.conn, 1, 101, low=100) is None  # another stream's: never repeated
-    lines: list[str] = []
-    export._append_lines(store.conn, "checks", 100, lines)
-    assert json.loads(lines[0])["r"]["url"] == {"$same": 100}
+            if held:
+                _check(conn, 100, "72h", url)
+            else:  # what a pruning keeps of a check whose row it left out
+                conn.execute(f"INSERT INTO {fold_visit.CHECKS} VALUES (1, 100, ?)", (fold_visit.url_digest(url),))
+            _check(conn, 101, "168h", url)
+        assert fold_visit.check_before(store.conn, 1, 101) == (100, fold_visit.url_digest(url))
+        assert fold_visit.check_before(store.conn, 1, 101, low=100) is None  # another stream's: never repeated
+        lines[held] = []
+        export._append_lines(store.conn, "checks", 100, lines[held])
+        store.close()
+    assert lines[True] == lines[False] and json.loads(lines[False][0])["r"]["url"] == {"$same": 100}
+
+
+def _check(conn, check_id: int, slot: str, url: str, article: int = 1) -> None:
+    conn.execute("INSERT INTO checks (id, article_id, slot, due_at, performed_at, run_id, url, result, request_chain, "
+                 "outcome, opens_absence, try_number) VALUES (?, ?, ?, ?, ?, 1, ?, 'ok', '[]', 'present', 0, 1)",
+                 (check_id, article, slot, iso(START), iso(START), url))
+
+
+def test_a_redirect_to_an_address_recorded_for_the_article_is_the_article(tmp_path):
+    store = insert(tmp_path / "db.db", rows(1))
+    moved = "https://o1.test/amp/1"  # recorded for article 1 (its redirect or canonical address) or not
+    recorded = moved in {r["url_key"] for t, r in rows(1) if t == "article_urls" and r["article_id"] == 1}
+    page = b"<html><head><title>t</title></head><body><p>text</p></body></html>"
+    answer = Response("https://o1.test/news/1-", moved, "ok", 200, {"content-type": "text/html"}, page)
+    known = outcomes.known_keys(store.conn, 1)
+    # A one-segment path with no date is a front page unless it is one of the article's own addresses.
+    front = outcomes.front_page_reason("https://o1.test/news/1-", replace(answer, final_url="https://o1.test/x"),
+                                       known)
+    assert front is not None
+    assert (outcomes.front_page_reason("https://o1.test/news/1-", answer, known) is None) == (
+        recorded or outcomes.front_page_reason("https://o1.test/news/1-", answer, frozenset()) is None)
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id) "
+                     "VALUES (999, 1, 'https://o1.test/x', 'https://o1.test/x', 'redirect', ?, 1)", (iso(START),))
+    assert outcomes.front_page_reason("https://o1.test/news/1-", replace(answer, final_url="https://o1.test/x"),
+                                      outcomes.known_keys(store.conn, 1)) is None
 
 
 def test_restoring_a_dropped_trigger_folds_the_rows_inserted_without_it(tmp_path):
@@ -112,10 +148,30 @@ def test_restoring_a_dropped_trigger_folds_the_rows_inserted_without_it(tmp_path
     assert fold_visit.projection(store.conn) == fold_visit.from_rows(store.conn)
 
 
+def test_restoring_an_altered_trigger_replaces_what_it_folded_wrong(tmp_path):
+    store = insert(tmp_path / "db.db", rows(5))
+    wrong = {"fold_articles_key": "INSERT INTO fold_articles (article_id, keys) VALUES (NEW.article_id, "
+                                  "x'00000000000000000000000000000000') ON CONFLICT (article_id) DO UPDATE SET "
+                                  "keys = tw_keys_with(fold_articles.keys, excluded.keys)",
+             f"{fold_visit.CHECKS}_check": f"INSERT INTO {fold_visit.CHECKS} VALUES (NEW.article_id, NEW.id, "
+                                          "zeroblob(32)) ON CONFLICT DO NOTHING"}
+    for name, body in wrong.items():
+        table = "article_urls" if "key" in name else "checks"
+        store.conn.execute(f"DROP TRIGGER {name}")
+        store.conn.execute(f"CREATE TRIGGER {name} AFTER INSERT ON {table} BEGIN {body}; END")
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id) "
+                     "VALUES (900, 2, 'https://x.test/moved', 'https://x.test/moved', 'redirect', ?, 1)", (iso(START),))
+        _check(conn, 900, "72h", "https://x.test/moved", article=2)
+    assert fold_visit.projection(store.conn) != fold_visit.from_rows(store.conn)
+    restore_triggers(store, "A. Rahman", "triggers altered by hand", iso(START))
+    assert fold_visit.projection(store.conn) == fold_visit.from_rows(store.conn)
+
+
 def _fixture(tmp_path: Path, name: str) -> Path:
-    """Return a copy of a database the code before migration 22 wrote (tests/data/fold/, made at 6369e57 by
-    tests/collect/test_dormant.py's `quiet` fixture, its addresses as long as tests/collect/test_prune.py's
-    SLUG makes them): working-v21, a pruned working database holding its three quiet articles as dormant rows
+    """Return a copy of a database the code before migration 22 wrote (tests/data/fold/, made by the code of
+    6369e57 with tests/collect/test_dormant.py's `quiet` fixture, the test helper's addresses made as long as
+    tests/collect/test_prune.py's SLUG now makes them, that commit's own being too short to be repeated): working-v21, a pruned working database holding its three quiet articles as dormant rows
     (format 2: each its article, addresses and latest check), and full-v21, the full one it was pruned from.
     v21-ids.json names the fixture's articles."""
     out = tmp_path / f"{name}.db"
@@ -161,9 +217,22 @@ def test_a_working_database_of_the_code_before_reads_what_the_full_one_does_afte
     assert lines["working"] == lines["full"] and '"$same"' in lines["full"][0]
     working.close()
     full.close()
+    # Its next pruning keeps no dormant row, and what the revisits read of the quiet articles stays.
+    prune(working_path, None, START.replace(year=2028), archive_queue=False, check=lambda source: None)
+    working = Store(working_path)
+    assert working.one(f"SELECT COUNT(*) FROM {dormant.TABLE}")[0] == 0
+    after = fold_visit.projection(working.conn)
+    assert {a: after[0][a] for a in quiet} == {a: kept[0][a] for a in quiet}
+    assert all(after[1][c] == kept[1][c] for c, (a, _d) in kept[1].items() if a in quiet and c in after[1])
+    assert {a for a, _d in after[1].values()} >= set(quiet)
+    working.close()
 
 
 def test_a_damaged_dormant_row_is_refused_and_the_database_left_as_it_was(tmp_path):
     path = _fixture(tmp_path, "working-v21")
-    damage = f"UPDATE {dormant.TABLE} SET rows = x'09' WHERE article_id = (SELECT MIN(article_id) FROM {dormant.TABLE})"
-    refused_unchanged(path, damage, "format", 21).close()
+    for n, rows_value in enumerate(("x'09'", "x'02ffeeddccbbaa00112233'")):  # not a format; not zlib
+        copy = tmp_path / f"damaged-{n}.db"
+        shutil.copy(path, copy)
+        damage = (f"UPDATE {dormant.TABLE} SET rows = {rows_value} "
+                  f"WHERE article_id = (SELECT MIN(article_id) FROM {dormant.TABLE})")
+        refused_unchanged(copy, damage, "packed rows are damaged", 21).close()
