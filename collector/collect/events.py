@@ -36,7 +36,7 @@ from collector.clock import parse_instant
 from collector.parse.extract import extract, extractor_fingerprint
 from collector.parse.textnorm import normalise_for_comparison
 from collector.net.warcread import WarcReadError
-from collector.record import fold, fold_latest
+from collector.record import fold, fold_absence, fold_latest
 from collector.record.streams import next_id
 
 KINDS = ("gone", "reappeared", "changed")
@@ -53,19 +53,12 @@ def gone_decided(performed: list[datetime]) -> bool:
 
 
 def absence_streak(conn, article_id: int) -> list[sqlite3.Row]:
-    """Return the absent checks since the article's last present check, oldest first.
+    """Return the absent checks since the article's last present check, oldest first (its id, outcome and
+    performed_at), from the projection of its checks (record/fold_absence.py), whether or not their rows are held.
 
     Inconclusive checks are passed over: they say nothing either way.
     """
-    rows = conn.execute(
-        "SELECT id, outcome, performed_at FROM checks WHERE article_id = ? AND outcome != 'inconclusive' "
-        "ORDER BY performed_at DESC, id DESC", (article_id,))
-    streak = []
-    for row in rows:
-        if row["outcome"] != "absent":
-            break
-        streak.append(row)
-    return streak[::-1]
+    return fold_absence.streak(conn, article_id)
 
 
 def is_gone(conn, article_id: int) -> bool:
@@ -125,10 +118,8 @@ def _gone(ctx, conn, check) -> list[str]:
     times = [parse_instant(row["performed_at"]) for row in streak]
     if is_gone(conn, check["article_id"]) or not gone_decided(times):
         return []
-    between = conn.execute(
-        "SELECT id FROM checks WHERE article_id = ? AND outcome = 'inconclusive' AND performed_at > ? "
-        "AND performed_at < ? ORDER BY performed_at", (check["article_id"], streak[0]["performed_at"],
-                                                      streak[-1]["performed_at"])).fetchall()
+    between = [row for row in fold_absence.streak(conn, check["article_id"], absent=False)
+               if streak[0]["performed_at"] < row["performed_at"] < streak[-1]["performed_at"]]
     # The snapshot before the first absent check: its row, or (a pruned database) the projection's (fold_latest.py).
     last_seen = fold_latest.previous(conn, check["article_id"], streak[0]["performed_at"], 0, strictly_before=True)
     evidence = {"check": check["id"], "absent_checks": [row["id"] for row in streak],
@@ -147,8 +138,7 @@ def _reappeared(ctx, conn, check) -> list[str]:
         return []
     gone = conn.execute("SELECT MAX(id) FROM events WHERE article_id = ? AND kind = 'gone'",
                         (check["article_id"],)).fetchone()[0]
-    last_absent = conn.execute("SELECT MAX(performed_at) FROM checks WHERE article_id = ? AND outcome = 'absent' "
-                               "AND performed_at < ?", (check["article_id"], check["performed_at"])).fetchone()[0]
+    last_absent = fold_absence.last_absent(conn, check["article_id"])  # the run's checks come in time's order
     evidence = {"check": check["id"], "snapshot": check["snapshot_id"], "gone_event": gone}
     return [record_event(ctx, conn, check, "reappeared", evidence, (last_absent, check["performed_at"]))]
 

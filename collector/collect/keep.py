@@ -6,11 +6,11 @@ pruning run every hour and one run once a day keep the same rows.
 
 An article still inside its revisit window is kept one of two ways. Of a
 *quiet* one (`quiet`: every check it is owed is a regular slot, none of its
-rows is in the recent ledger, its last check that said anything said present,
-no capture of it awaits the archive job, no comparison of it is retried) no
-row is copied: what its revisit reads is folded (record/fold.py,
-fold_latest.py, fold_visit.py), its absence streak is empty and it is not
-gone. The others keep every row a revisit reads. (Beside a follower, a
+rows is in the recent ledger, no capture of it awaits the archive job, no
+comparison of it is retried) no row is copied: what its revisit reads is
+folded (record/fold.py, fold_latest.py, fold_visit.py, fold_absence.py: an
+absence open or recorded gone included). The others keep every row a
+revisit reads. (Beside a follower, a
 stream's database packs each quiet one's rows in a dormant row,
 record/dormant.py, which its merge reads: collect/prune.py.)
 """
@@ -140,13 +140,6 @@ def quiet(conn, follow_ups: set[int], archive_queue: bool = True, revisited: boo
     conn.execute("CREATE TEMP TABLE keep_awake (id INTEGER NOT NULL PRIMARY KEY) WITHOUT ROWID")
     conn.executemany("INSERT OR IGNORE INTO keep_awake VALUES (?)", [(a,) for a in sorted(follow_ups)])
     conn.execute("INSERT OR IGNORE INTO keep_awake SELECT id FROM keep_recent")
-    # Its last check that said anything said absent: an absence is open, or it is gone (events.py reads the run).
-    conn.execute("""INSERT OR IGNORE INTO keep_awake
-        SELECT article_id FROM (SELECT article_id, outcome, ROW_NUMBER() OVER (
-                 PARTITION BY article_id ORDER BY performed_at DESC, id DESC) AS n
-               FROM src.checks WHERE outcome != 'inconclusive'
-                AND article_id IN (SELECT article_id FROM src.checks WHERE outcome = 'absent'))
-         WHERE n = 1 AND outcome = 'absent'""")
     # A capture the archive job has not seen confirmed (its queue: wayback/history.py).
     conn.execute("""INSERT OR IGNORE INTO keep_awake
         SELECT s.article_id FROM src.snapshot_rows s WHERE s.purpose = 'capture' AND ? AND NOT EXISTS (

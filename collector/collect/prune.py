@@ -16,16 +16,14 @@ period) holds it, and `export rebuild` makes the full database for browsing.
   address is known by a digest of its key in the address keys' projection
   (record/fold_keys.py), kept whole, so a page listed again is not queued again;
 * of every article owed a check (due now or later) or whose rows are kept,
-  its schedule, address and address keys (the articles' projection,
-  record/fold.py, fold_visit.py), its latest check's address digest
-  (fold_visit.py) and what comparing with its latest snapshot needs (the
-  snapshots' projection, record/fold_latest.py, which also keeps the
-  snapshots a comparison names and those whose rows are kept); of each owed
-  one that is quiet (collect/keep.py), nothing more (beside a follower, a
-  stream's database packs its rows in a dormant row, record/dormant.py);
+  its schedule, address, address keys and absence streak (the articles'
+  projection, record/fold.py, fold_visit.py, fold_absence.py), its latest
+  check's address digest and what comparing with its latest snapshot needs
+  (record/fold_latest.py); of each owed one that is quiet (collect/keep.py),
+  nothing more (a follower's stream database packs its rows: record/dormant.py);
 * for each other (a row of the last settings.WORKING_RECENT_HOURS; a
-  follow-up or retry owed; an absence open; a capture the archive job has not
-  seen confirmed; a comparison still retried, settings.COMPARISON_RETRY_DAYS):
+  follow-up or retry owed; a capture the archive job has not seen
+  confirmed; a comparison still retried, settings.COMPARISON_RETRY_DAYS):
   its capture snapshots, its latest snapshot (what the next revisit compares
   with; its text, unless of those hours or a comparison's still retried,
   left out), every check, comparison and capture attempt,
@@ -67,8 +65,8 @@ from collector.collect.revisits import awaiting_follow_up, pending_articles
 from collector.publish import tallies
 from collector.publish.cells import first_event
 from collector.publish.release import unpublished_from
-from collector.record import articles as identities, dormant, fold, fold_keys, fold_latest, fold_visit, schema
-from collector.record import shadows, streams
+from collector.record import articles as identities, dormant, fold, fold_absence, fold_keys, fold_latest, fold_visit
+from collector.record import schema, shadows, streams
 from collector.record.fileformat import BOOKKEEPING_PREFIX, SYNC_PREFIX, ExportError, file_sha256
 from collector.record.folder import last_batch, record_name
 from collector.record.rebuild import check_nothing_unexported
@@ -172,9 +170,10 @@ def prune(db_path: str | Path, out_dir: str | Path, now: datetime | None, histor
                 _boundaries(conn, ranges)
                 _copy(conn, iso(recent), awake, ranges)
                 fold.keep(conn, articles)  # the schedules still read (record/fold.py): owed a check, or rows kept
-                fold_keys.keep(conn)  # every address key, whole (record/fold_keys.py)
+                fold_keys.keep(conn)  # every address key, whole
                 fold_latest.keep(conn)  # what comparing with an article's latest snapshot needs (fold_latest.py)
                 fold_visit.keep(conn)  # each article's latest check, what its next one's export repeats
+                fold_absence.keep(conn)  # each article's absence streak, what the gone rule reads
                 if figures:
                     tallies.keep(conn, since)
                 if revisited and identity_digests:  # a follower's stream database: its merge reads them

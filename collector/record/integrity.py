@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from collector.errors import BadUsage
-from collector.record import fold, fold_keys, fold_latest, fold_visit
+from collector.record import fold, fold_absence, fold_keys, fold_latest, fold_visit
 from collector.record.store import Store, expected_triggers, trigger_problems
 from collector.record.streams import next_id
 
@@ -44,6 +44,8 @@ def restore_triggers(store: Store, operator: str, reason: str, now: str) -> list
             fold_latest.refold(conn)
         if any(name in finding for finding in findings for name in (fold.TABLE, fold_visit.CHECKS)):
             fold_visit.refold(conn)
+        if any(fold_absence.STREAK in finding for finding in findings):
+            fold_absence.refold(conn)
         conn.execute("INSERT INTO operator_actions (id, acted_at, operator, action, reason, findings) "
                      "VALUES (?, ?, ?, 'restore_triggers', ?, ?)",
                      (next_id(conn, "operator_actions"), now, operator, reason,

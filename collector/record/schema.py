@@ -7,7 +7,7 @@ State tables (the capture queue, the registry mirror, run bookkeeping) are kept 
 
 from __future__ import annotations
 
-from collector.record import fold, fold_keys, fold_latest, fold_visit, renames
+from collector.record import fold, fold_absence, fold_keys, fold_latest, fold_visit, renames
 from collector.record.dormant_table import V15
 from collector.record.triggers import append_only_triggers
 from collector.record.ledger_schema import V9
@@ -394,7 +394,7 @@ INSERT INTO snapshots_fts (rowid, headline, text)
 # (collector/record/views.py). 11: a year unattended (unattended.py). 12: every article's capture delay (views.py).
 # 13: record streams, one per (vantage, shard) writer (collector/record/streams.py). 14: a database that follows
 # every stream, how far it has read each (record/follow.py). 15: dormant articles (record/dormant.py). 16: files
-# it exported (record/written.py). 17, 18, 21, 22: projections (record/fold*.py). 19, 20: names (renames.py).
+# it exported (record/written.py). 17, 18, 21-23: projections (record/fold*.py). 19, 20: names (renames.py).
 MIGRATIONS: tuple = (_V1, _V2, _V3, V4, V5, _V6, _V7, _V8, V9, V10, V11, V12, V13, V14, V15, V16, fold.migrate,
                      fold_keys.migrate, renames.migrate, renames.migrate_columns, fold_latest.migrate,
-                     fold_visit.migrate)
+                     fold_visit.migrate, fold_absence.migrate)
