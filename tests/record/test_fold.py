@@ -76,6 +76,22 @@ def insert(db: Path, rows: list[tuple[str, dict]]) -> Store:
     return store
 
 
+def restored_after(store: Store, rows: list[tuple[str, dict]], projection, table: str) -> None:
+    """Insert rows while a projection's triggers are missing or altered, then restore them: assert the
+    projection (a module with projection and from_rows) was wrong, then equals its rows, the finding naming
+    `table`."""
+    from collector.record.integrity import restore_triggers
+
+    with store.transaction() as conn:
+        for name, row in rows:
+            conn.execute(f"INSERT INTO {name} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+                         list(row.values()))
+    assert projection.projection(store.conn) != projection.from_rows(store.conn)
+    found = restore_triggers(store, "A. Rahman", "triggers dropped or altered by hand", iso(START))
+    assert any(table in f for f in found)
+    assert projection.projection(store.conn) == projection.from_rows(store.conn)
+
+
 def in_two_orders(tmp_path: Path, flat: list[tuple[str, dict]], seed: int) -> tuple[Store, Store]:
     """Return two databases of the rows: inserted in order, and shuffled with a third of them met twice (a row
     before the rows it points at, tables interleaved, as a merge or a late stream brings them)."""

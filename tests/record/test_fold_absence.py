@@ -11,10 +11,9 @@ import pytest
 from collector.clock import iso
 from collector.collect import events
 from collector.record import fold_absence
-from collector.record.integrity import restore_triggers
 from collector.record.store import Store
 from collector.record.tables import record_tables
-from tests.record.test_fold import START, in_two_orders, insert
+from tests.record.test_fold import START, in_two_orders, insert, restored_after
 from tests.record.test_fold_visit import _fixture
 
 OUTCOMES = ("present", "absent", "inconclusive")
@@ -67,14 +66,7 @@ def test_restoring_its_dropped_triggers_folds_the_checks_inserted_without_them(t
     store = insert(tmp_path / "db.db", flat[: len(flat) // 2])
     for name in ("present", "absent", "check"):
         store.conn.execute(f"DROP TRIGGER {fold_absence.STREAK}_{name}")
-    with store.transaction() as conn:
-        for _table, row in flat[len(flat) // 2:]:
-            conn.execute(f"INSERT INTO checks ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
-                         list(row.values()))
-    assert fold_absence.projection(store.conn) != fold_absence.from_rows(store.conn)
-    found = restore_triggers(store, "A. Rahman", "triggers dropped by hand", iso(START))
-    assert any(fold_absence.STREAK in f for f in found)
-    assert fold_absence.projection(store.conn) == fold_absence.from_rows(store.conn)
+    restored_after(store, flat[len(flat) // 2:], fold_absence, fold_absence.STREAK)
 
 
 def test_migration_23_folds_the_checks_a_database_of_the_code_before_holds(tmp_path):

@@ -21,12 +21,11 @@ from collector.collect.prune import prune
 from collector.collect.revisits import due_checks
 from collector.record import dormant, export, fold_visit, schema
 from collector.record.fold_keys import key_digest
-from collector.record.integrity import restore_triggers
 from collector.record.store import Store, trigger_problems
 from collector.record.tables import record_tables
 from collector.net.fetcher import Response
 from tests.record.migrating import refused_unchanged
-from tests.record.test_fold import START, in_two_orders, insert
+from tests.record.test_fold import START, in_two_orders, insert, restored_after
 from tests.record.test_fold_keys import addresses
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fold"
@@ -133,19 +132,7 @@ def test_restoring_a_dropped_trigger_folds_the_rows_inserted_without_it(tmp_path
     store = insert(tmp_path / "db.db", rows(5))
     store.conn.execute(f"DROP TRIGGER {fold_visit.CHECKS}_check")
     store.conn.execute("DROP TRIGGER fold_articles_key")
-    extra = [("article_urls", {"id": 900, "article_id": 2, "url": "https://x.test/moved", "url_key": "https://x.test/moved",
-                               "how": "redirect", "recorded_at": iso(START), "run_id": 1}),
-             ("checks", {"id": 900, "article_id": 2, "slot": "72h", "due_at": iso(START), "performed_at": iso(START),
-                         "run_id": 1, "url": "https://x.test/moved", "result": "ok", "request_chain": "[]", "outcome": "present",
-                         "opens_absence": 0, "try_number": 1})]
-    with store.transaction() as conn:
-        for table, row in extra:
-            conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
-                         list(row.values()))
-    assert fold_visit.projection(store.conn) != fold_visit.from_rows(store.conn)
-    found = restore_triggers(store, "A. Rahman", "triggers dropped by hand", iso(START))
-    assert any(fold_visit.CHECKS in f for f in found)
-    assert fold_visit.projection(store.conn) == fold_visit.from_rows(store.conn)
+    restored_after(store, _moved(), fold_visit, fold_visit.CHECKS)
 
 
 def test_restoring_an_altered_trigger_replaces_what_it_folded_wrong(tmp_path):
@@ -159,20 +146,23 @@ def test_restoring_an_altered_trigger_replaces_what_it_folded_wrong(tmp_path):
         table = "article_urls" if "key" in name else "checks"
         store.conn.execute(f"DROP TRIGGER {name}")
         store.conn.execute(f"CREATE TRIGGER {name} AFTER INSERT ON {table} BEGIN {body}; END")
-    with store.transaction() as conn:
-        conn.execute("INSERT INTO article_urls (id, article_id, url, url_key, how, recorded_at, run_id) "
-                     "VALUES (900, 2, 'https://x.test/moved', 'https://x.test/moved', 'redirect', ?, 1)", (iso(START),))
-        _check(conn, 900, "72h", "https://x.test/moved", article=2)
-    assert fold_visit.projection(store.conn) != fold_visit.from_rows(store.conn)
-    restore_triggers(store, "A. Rahman", "triggers altered by hand", iso(START))
-    assert fold_visit.projection(store.conn) == fold_visit.from_rows(store.conn)
+    restored_after(store, _moved(), fold_visit, fold_visit.CHECKS)
+
+
+def _moved() -> list[tuple[str, dict]]:
+    """Return an address and a check of article 2 at it: rows a missing or altered trigger folds wrong."""
+    return [("article_urls", {"id": 900, "article_id": 2, "url": "https://x.test/moved", "url_key": "https://x.test/moved",
+                              "how": "redirect", "recorded_at": iso(START), "run_id": 1}),
+            ("checks", {"id": 900, "article_id": 2, "slot": "72h", "due_at": iso(START), "performed_at": iso(START),
+                        "run_id": 1, "url": "https://x.test/moved", "result": "ok", "request_chain": "[]",
+                        "outcome": "present", "opens_absence": 0, "try_number": 1})]
 
 
 def _fixture(tmp_path: Path, name: str) -> Path:
     """Return a copy of a database the code before migration 22 wrote (tests/data/fold/, made by the code of
     6369e57 with tests/collect/test_dormant.py's `quiet` fixture, the test helper's addresses made as long as
-    tests/collect/test_prune.py's SLUG now makes them, that commit's own being too short to be repeated): working-v21, a pruned working database holding its three quiet articles as dormant rows
-    (format 2: each its article, addresses and latest check), and full-v21, the full one it was pruned from.
+    tests/collect/test_prune.py's SLUG now makes them, that commit's own being too short to be repeated):
+    working-v21, a pruned working database holding its three quiet articles as dormant rows (format 2: each its article, addresses and latest check), and full-v21, the full one it was pruned from.
     v21-ids.json names the fixture's articles."""
     out = tmp_path / f"{name}.db"
     with gzip.open(DATA / f"{name}.db.gz") as src, open(out, "wb") as dst:
