@@ -22,8 +22,7 @@ article is folded in every database (record/fold.py, fold_latest.py,
 fold_visit.py) and its rows are only left out. Before migration 22 a working
 database packed the article, its addresses and latest check (format 2;
 before migration 21, its latest snapshot too, format 1): migrations 21 and 22
-fold them in (record/fold_latest.py, fold_visit.py), and its next pruning
-drops them. TABLE is a pruning's (its name starts with
+fold them in (record/fold_latest.py, fold_visit.py), and 22 drops them. TABLE is a pruning's (its name starts with
 fileformat.PRUNE_PREFIX): never exported.
 """
 
@@ -40,7 +39,7 @@ from collector.record.values import decode_value, encode_value
 
 # The tables a dormant article's rows come from, in the order they are put back.
 PACKED = ("articles", "article_urls", "checks")
-_FORMAT = 2  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
+_FORMAT = FORMAT_2 = 2  # the first byte of every packed row: a new dictionary (below) needs a new format, old rows stay readable
 # Format 1 packs the latest snapshot's row too (a follower's stream database), and before migration 21 its text's
 # digest row under HELD_V1 (prune_texts' name when format 1 was made), which migration 21 folds and wake ignores.
 _FORMAT_1, PACKED_V1, HELD_V1 = 1, ("articles", "article_urls", "snapshot_rows", "checks"), "export_compact_texts"

@@ -13,7 +13,7 @@ import pytest
 
 from collector.clock import iso
 from collector.collect.revisits import due_checks
-from collector.record import dormant, fold, schema
+from collector.record import dormant, fold, fold_visit, schema
 from collector.record.dormant_table import V15_TABLE  # the table's name in a database the code before wrote
 from collector.record.store import Store, trigger_problems
 from tests.record.migrating import refused_unchanged
@@ -155,15 +155,17 @@ def test_a_working_database_of_the_code_before_migrates_to_the_full_databases_sc
     assert fold.projection(working.conn) == fold.projection(full.conn) == fold.from_rows(full.conn)
     for article_id, outlet_id, since, slots, _blob in before:
         assert fold.projection(working.conn)[article_id] == (outlet_id, since, fold.slot_set(slots))
-    # The three columns are gone; the packed rows stay for the revisit to wake, repacked by migration 21 without
-    # the latest snapshot (record/fold_latest.py holds what comparing with it needs), their other rows as they were.
+    # The three columns are gone; the packed rows, repacked by migration 21 without the latest snapshot
+    # (record/fold_latest.py holds what comparing with it needs), were folded by migration 22 (their address,
+    # keys and latest check: record/fold_visit.py, as the full database's) and dropped.
     assert [r[1] for r in working.conn.execute(f"PRAGMA table_info({dormant.TABLE})")] == ["article_id", "rows"]
-    now = {a: dormant.unpack(blob) for a, blob in working.query(f"SELECT article_id, rows FROM {dormant.TABLE}")}
-    assert sorted(now) == [a for a, *_ in before]
+    assert working.one(f"SELECT COUNT(*) FROM {dormant.TABLE}")[0] == 0
+    whole, kept = fold_visit.projection(full.conn), fold_visit.projection(working.conn)
     for article_id, *_, blob in before:
         was = dormant.unpack(blob)
-        assert blob[0] == 1 and was["snapshot_rows"] and now[article_id]["snapshot_rows"] == []
-        assert all(now[article_id][t] == was[t] for t in dormant.PACKED)
+        assert blob[0] == 1 and was["snapshot_rows"] and was["checks"]
+        assert kept[0][article_id] == whole[0][article_id] and kept[0][article_id][0] == was["articles"][0]["url"]
+        assert kept[1][was["checks"][-1]["id"]] == whole[1][was["checks"][-1]["id"]]
     # And the scheduler reads the same checks from either, every slot still owed.
     since = min(s for _, _, s, _, _ in before)
     start = datetime.fromisoformat(since.replace("Z", "+00:00"))

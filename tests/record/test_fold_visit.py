@@ -182,6 +182,7 @@ def test_a_working_database_of_the_code_before_reads_what_the_full_one_does_afte
     raw.close()
     working, full = Store(working_path), Store(full_path)
     assert working.schema_version() == full.schema_version() == len(schema.MIGRATIONS)
+    assert working.one(f"SELECT COUNT(*) FROM {dormant.TABLE}")[0] == 0  # folded, then dropped
     assert fold_visit.from_rows(full.conn) == fold_visit.projection(full.conn)
     whole, kept = fold_visit.projection(full.conn), fold_visit.projection(working.conn)
     for article in quiet:  # its address and keys, and its latest check, as the full database holds them
@@ -207,7 +208,8 @@ def test_a_working_database_of_the_code_before_reads_what_the_full_one_does_afte
     assert lines["working"] == lines["full"] and '"$same"' in lines["full"][0]
     working.close()
     full.close()
-    # Its next pruning keeps no dormant row, and what the revisits read of the quiet articles stays.
+    # The migration dropped its dormant rows, its next pruning makes none, and what the revisits read of the
+    # quiet articles stays.
     prune(working_path, None, START.replace(year=2028), archive_queue=False, check=lambda source: None)
     working = Store(working_path)
     assert working.one(f"SELECT COUNT(*) FROM {dormant.TABLE}")[0] == 0
@@ -226,3 +228,21 @@ def test_a_damaged_dormant_row_is_refused_and_the_database_left_as_it_was(tmp_pa
         damage = (f"UPDATE {dormant.TABLE} SET rows = {rows_value} "
                   f"WHERE article_id = (SELECT MIN(article_id) FROM {dormant.TABLE})")
         refused_unchanged(copy, damage, "packed rows are damaged", 21).close()
+
+
+def test_a_followers_stream_database_keeps_its_dormant_rows_through_the_migration(tmp_path):
+    """Its merge still reads them (record/dormant.py); what they pack is folded as well."""
+    from collector.record.dormant_table import V15_TABLE  # its name before migration 19
+    from tests.record.test_fold_keys import _fixture as v17
+
+    path = v17(tmp_path, "part-v17")
+    raw = sqlite3.connect(path)
+    before = {r[0]: dormant.unpack(r[1]) for r in raw.execute(f"SELECT article_id, rows FROM {V15_TABLE}")}
+    raw.close()
+    assert before and all(rows["snapshot_rows"] for rows in before.values())
+    part = Store(path)
+    after = {r[0]: dormant.unpack(r[1]) for r in part.query(f"SELECT article_id, rows FROM {dormant.TABLE}")}
+    assert sorted(after) == sorted(before) and all(rows["snapshot_rows"] for rows in after.values())
+    for article_id, rows in before.items():
+        assert fold_visit.url_of(part.conn, article_id) == rows["articles"][0]["url"]
+    part.close()
