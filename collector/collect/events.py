@@ -138,7 +138,12 @@ def _reappeared(ctx, conn, check) -> list[str]:
         return []
     gone = conn.execute("SELECT MAX(id) FROM events WHERE article_id = ? AND kind = 'gone'",
                         (check["article_id"],)).fetchone()[0]
-    last_absent = fold_absence.last_absent(conn, check["article_id"])  # the run's checks come in time's order
+    last_absent = fold_absence.last_absent(conn, check["article_id"])
+    if last_absent is not None and parse_instant(last_absent) >= parse_instant(check["performed_at"]):
+        # An absent check not before this one (a replay of another time): the latest before it, from the rows.
+        last_absent = conn.execute("SELECT MAX(performed_at) FROM checks WHERE article_id = ? AND outcome = "
+                                   "'absent' AND performed_at < ?", (check["article_id"], check["performed_at"])
+                                   ).fetchone()[0]
     evidence = {"check": check["id"], "snapshot": check["snapshot_id"], "gone_event": gone}
     return [record_event(ctx, conn, check, "reappeared", evidence, (last_absent, check["performed_at"]))]
 

@@ -8,8 +8,8 @@ interval). None of that needs the checks' rows:
 
 * the articles' projection (record/fold.py, TABLE there) gains the last
   present check (`present_us`, its performance in microseconds as fold.py
-  holds instants, and `present_id`: the latest by time, then id) and when it
-  was last absent (`absent_us`, the latest absent check's);
+  holds instants, and `present_id`: the latest by time, then id) and the
+  last absent one (`absent_us`, `absent_id`);
 * STREAK holds each absent or inconclusive check performed after the last
   present one: its article, performance, id and whether it was absent.
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 
+from collector.record import dormant
 from collector.record.fold import TABLE as ARTICLES, micros_sql, text_sql
 
 STREAK = "fold_streak"
@@ -40,10 +41,18 @@ _US = micros_sql("NEW.performed_at")
 _AFTER_PRESENT = (f"NOT EXISTS (SELECT 1 FROM {ARTICLES} a WHERE a.article_id = NEW.article_id "
                   f"AND a.present_us IS NOT NULL AND (a.present_us, a.present_id) >= ({_US}, NEW.id))")
 
+_ON_PRESENT = (f"ON CONFLICT (article_id) DO UPDATE SET present_us = excluded.present_us, present_id = excluded.present_id "
+               f"WHERE {ARTICLES}.present_us IS NULL OR (excluded.present_us, excluded.present_id) > "
+               f"({ARTICLES}.present_us, {ARTICLES}.present_id)")
+_ON_ABSENT = (f"ON CONFLICT (article_id) DO UPDATE SET absent_us = excluded.absent_us, absent_id = excluded.absent_id "
+              f"WHERE {ARTICLES}.absent_us IS NULL OR (excluded.absent_us, excluded.absent_id) > "
+              f"({ARTICLES}.absent_us, {ARTICLES}.absent_id)")
+
 CREATE = f"""
 ALTER TABLE {ARTICLES} ADD COLUMN present_us INTEGER;  -- its last present check's performance (microseconds)
 ALTER TABLE {ARTICLES} ADD COLUMN present_id INTEGER;  -- that check's id
 ALTER TABLE {ARTICLES} ADD COLUMN absent_us INTEGER;   -- its last absent check's performance
+ALTER TABLE {ARTICLES} ADD COLUMN absent_id INTEGER;   -- that check's id
 CREATE TABLE {STREAK} (
     article_id INTEGER NOT NULL,
     performed_us INTEGER NOT NULL,
@@ -53,17 +62,12 @@ CREATE TABLE {STREAK} (
 ) WITHOUT ROWID;
 CREATE TRIGGER {STREAK}_present AFTER INSERT ON checks WHEN NEW.outcome = 'present'
 BEGIN
-    INSERT INTO {ARTICLES} (article_id, present_us, present_id) VALUES (NEW.article_id, {_US}, NEW.id)
-    ON CONFLICT (article_id) DO UPDATE SET present_us = excluded.present_us, present_id = excluded.present_id
-    WHERE {ARTICLES}.present_us IS NULL
-       OR (excluded.present_us, excluded.present_id) > ({ARTICLES}.present_us, {ARTICLES}.present_id);
+    INSERT INTO {ARTICLES} (article_id, present_us, present_id) VALUES (NEW.article_id, {_US}, NEW.id) {_ON_PRESENT};
     DELETE FROM {STREAK} WHERE article_id = NEW.article_id AND (performed_us, check_id) <= ({_US}, NEW.id);
 END;
 CREATE TRIGGER {STREAK}_absent AFTER INSERT ON checks WHEN NEW.outcome = 'absent'
 BEGIN
-    INSERT INTO {ARTICLES} (article_id, absent_us) VALUES (NEW.article_id, {_US})
-    ON CONFLICT (article_id) DO UPDATE SET absent_us = excluded.absent_us
-    WHERE {ARTICLES}.absent_us IS NULL OR excluded.absent_us > {ARTICLES}.absent_us;
+    INSERT INTO {ARTICLES} (article_id, absent_us, absent_id) VALUES (NEW.article_id, {_US}, NEW.id) {_ON_ABSENT};
 END;
 CREATE TRIGGER {STREAK}_check AFTER INSERT ON checks WHEN NEW.outcome IN ('absent', 'inconclusive')
 BEGIN
@@ -75,20 +79,19 @@ END;
 
 
 def refold(conn: sqlite3.Connection) -> None:
-    """Fold every checks row in again, over what is held (what `export restore-triggers` runs after putting back
-    one of these triggers): the last present and absent checks the rows say, the streak after it."""
+    """Fold every checks row in again (what `export restore-triggers` runs after putting back one of these
+    triggers), replacing what a trigger altered, not only dropped, folded from the rows held: what came from a
+    check the database holds is made again from the rows; what came from one it left out (a pruning keeps the
+    projection, not the checks) stays unless a held check is later."""
     us = micros_sql("performed_at")
-    conn.execute(f"""INSERT INTO {ARTICLES} (article_id, present_us, present_id)
-        SELECT article_id, us, id FROM (SELECT article_id, {us} AS us, id, ROW_NUMBER() OVER (
-            PARTITION BY article_id ORDER BY {us} DESC, id DESC) AS n FROM checks WHERE outcome = 'present')
-         WHERE n = 1
-        ON CONFLICT (article_id) DO UPDATE SET present_us = excluded.present_us, present_id = excluded.present_id
-        WHERE {ARTICLES}.present_us IS NULL
-           OR (excluded.present_us, excluded.present_id) > ({ARTICLES}.present_us, {ARTICLES}.present_id)""")
-    conn.execute(f"""INSERT INTO {ARTICLES} (article_id, absent_us)
-        SELECT article_id, MAX({us}) FROM checks WHERE outcome = 'absent' GROUP BY article_id
-        ON CONFLICT (article_id) DO UPDATE SET absent_us = excluded.absent_us
-        WHERE {ARTICLES}.absent_us IS NULL OR excluded.absent_us > {ARTICLES}.absent_us""")
+    for outcome, when, which, on in (("present", "present_us", "present_id", _ON_PRESENT),
+                                     ("absent", "absent_us", "absent_id", _ON_ABSENT)):
+        conn.execute(f"UPDATE {ARTICLES} SET {when} = NULL, {which} = NULL WHERE {which} IN (SELECT id FROM checks)")
+        conn.execute(f"""INSERT INTO {ARTICLES} (article_id, {when}, {which})
+            SELECT article_id, us, id FROM (SELECT article_id, {us} AS us, id, ROW_NUMBER() OVER (
+                PARTITION BY article_id ORDER BY {us} DESC, id DESC) AS n FROM checks WHERE outcome = '{outcome}')
+             WHERE n = 1 {on}""")
+    conn.execute(f"DELETE FROM {STREAK} WHERE check_id IN (SELECT id FROM checks)")
     conn.execute(f"""DELETE FROM {STREAK} WHERE EXISTS (SELECT 1 FROM {ARTICLES} a WHERE a.article_id =
         {STREAK}.article_id AND (a.present_us, a.present_id) >= ({STREAK}.performed_us, {STREAK}.check_id))""")
     conn.execute(f"""INSERT INTO {STREAK} (article_id, performed_us, check_id, absent)
@@ -100,10 +103,43 @@ def refold(conn: sqlite3.Connection) -> None:
 
 
 def migrate(conn: sqlite3.Connection, execute) -> None:
-    """Migration 23: add the columns, STREAK and the triggers, and fold in every check the database holds. (A
-    working database pruned before it kept every check of an article with an open absence: its streak is whole.)"""
+    """Migration 23: add the columns, STREAK and the triggers, fold in every check the database holds and the
+    latest check each dormant row packed, then drop a working database's dormant rows (format 2): nothing reads
+    them any more; a follower's stream database's (format 1, beside prune_identities) stay, for its merge.
+
+    A working database pruned before kept every check of an article with an open absence: its streak is whole.
+    Of a quiet one (its last telling check present) only its latest check was packed: its streak after the
+    migration holds that check if inconclusive, not any inconclusive one before it, and no last present check
+    if that one is not it (what matters only to a check arriving later with an earlier time)."""
     execute(CREATE)
     refold(conn)
+    if not dormant.exists(conn):
+        return
+    for (blob,) in conn.execute(f"SELECT rows FROM {dormant.TABLE}").fetchall():  # 22 refused a damaged one
+        for check in dormant.unpack(blob)["checks"]:
+            _fold_check(conn, check)
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'prune_identities'").fetchone():  # not a follower's
+        conn.execute(f"DELETE FROM {dormant.TABLE} WHERE substr(rows, 1, 1) = ?", (bytes([dormant.FORMAT_2]),))
+
+
+def _fold_check(conn: sqlite3.Connection, check: dict) -> None:
+    """Fold in one check a dormant row packed, as its trigger would have."""
+    values = {"article": check["article_id"], "id": check["id"], "at": check["performed_at"]}
+    us = micros_sql(":at")
+    if check["outcome"] == "present":
+        conn.execute(f"INSERT INTO {ARTICLES} (article_id, present_us, present_id) VALUES (:article, {us}, :id) "
+                     f"{_ON_PRESENT}", values)
+        conn.execute(f"DELETE FROM {STREAK} WHERE article_id = :article AND (performed_us, check_id) <= ({us}, :id)",
+                     values)
+        return
+    if check["outcome"] == "absent":
+        conn.execute(f"INSERT INTO {ARTICLES} (article_id, absent_us, absent_id) VALUES (:article, {us}, :id) "
+                     f"{_ON_ABSENT}", values)
+    if check["outcome"] in ("absent", "inconclusive"):
+        conn.execute(f"""INSERT INTO {STREAK} SELECT :article, {us}, :id, :absent WHERE NOT EXISTS (SELECT 1 FROM
+            {ARTICLES} a WHERE a.article_id = :article AND a.present_us IS NOT NULL
+               AND (a.present_us, a.present_id) >= ({us}, :id)) ON CONFLICT DO NOTHING""",
+                     {**values, "absent": int(check["outcome"] == "absent")})
 
 
 # -- reading -----------------------------------------------------------------------
@@ -125,10 +161,10 @@ def last_absent(conn: sqlite3.Connection, article_id: int) -> str | None:
 
 
 def projection(conn: sqlite3.Connection) -> tuple[dict, dict]:
-    """Return ({article_id: (present_us, present_id, absent_us)} of the articles with any, {article_id: [(us, id,
-    absent)]} of the streaks)."""
-    last = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-        f"SELECT article_id, present_us, present_id, absent_us FROM {ARTICLES} "
+    """Return ({article_id: (present_us, present_id, absent_us, absent_id)} of the articles with any,
+    {article_id: [(us, id, absent)]} of the streaks)."""
+    last = {r[0]: tuple(r[1:]) for r in conn.execute(
+        f"SELECT article_id, present_us, present_id, absent_us, absent_id FROM {ARTICLES} "
         "WHERE present_us IS NOT NULL OR absent_us IS NOT NULL")}
     streaks: dict[int, list] = defaultdict(list)
     for article_id, us, check_id, absent in conn.execute(
@@ -143,11 +179,11 @@ def from_rows(conn: sqlite3.Connection) -> tuple[dict, dict]:
     rows = conn.execute(f"SELECT article_id, {us}, id, outcome FROM checks ORDER BY 1, 2, 3").fetchall()
     last: dict[int, list] = {}
     for article_id, when, check_id, outcome in rows:
-        entry = last.setdefault(article_id, [None, None, None])
-        if outcome == "present":
-            entry[0], entry[1] = when, check_id  # rows are in (us, id) order: the last is the latest
+        entry = last.setdefault(article_id, [None, None, None, None])
+        if outcome == "present":  # rows are in (us, id) order: the last is the latest
+            entry[0], entry[1] = when, check_id
         elif outcome == "absent":
-            entry[2] = when if entry[2] is None else max(entry[2], when)
+            entry[2], entry[3] = when, check_id
     last = {a: v for a, v in last.items() if v[0] is not None or v[2] is not None}
     streaks: dict[int, list] = defaultdict(list)
     for article_id, when, check_id, outcome in rows:
@@ -159,7 +195,10 @@ def from_rows(conn: sqlite3.Connection) -> tuple[dict, dict]:
 
 def keep(conn: sqlite3.Connection, source: str = "src") -> int:
     """Copy from an attached database (a pruning's source) the streaks of the articles the articles' projection
-    keeps (record/fold.py keep copies their last present and absent checks). Return how many rows."""
+    keeps (record/fold.py keep copies their last present and absent checks), over what main's triggers folded
+    from the checks it copied (a boundary row alone may fold a streak the source's later checks ended).
+    Return how many rows."""
+    conn.execute(f"DELETE FROM main.{STREAK}")
     conn.execute(f"""INSERT INTO main.{STREAK} SELECT s.* FROM {source}.{STREAK} s
-        WHERE s.article_id IN (SELECT article_id FROM main.{ARTICLES}) ON CONFLICT DO NOTHING""")
+        WHERE s.article_id IN (SELECT article_id FROM main.{ARTICLES})""")
     return conn.execute(f"SELECT COUNT(*) FROM main.{STREAK}").fetchone()[0]

@@ -202,9 +202,8 @@ def keep(conn: sqlite3.Connection, source: str = "src") -> int:
 
 def migrate(conn: sqlite3.Connection, execute) -> None:
     """Migration 22: add the columns, CHECKS and the triggers, fold in every row the database holds and what its
-    dormant rows packed (their article's address and keys, their latest check), then drop a working database's
-    (format 2): nothing reads them any more. A follower's stream database's (format 1, beside prune_identities)
-    stay, for its merge."""
+    dormant rows packed (their article's address and keys, their latest check). (Migration 23 folds their latest
+    check into the absence streak, then drops a working database's dormant rows: record/fold_absence.py.)"""
     register(conn)
     execute(CREATE)
     refold(conn)
@@ -216,8 +215,6 @@ def migrate(conn: sqlite3.Connection, execute) -> None:
             _fold_dormant(conn, rows)
         except (ValueError, KeyError, TypeError, InflateError) as exc:  # Store refuses a ValueError, rolled back
             raise ValueError(f"dormant article {article_id}'s packed rows are damaged: {exc!r}") from exc
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'prune_identities'").fetchone():  # not a follower's
-        conn.execute(f"DELETE FROM {dormant.TABLE} WHERE substr(rows, 1, 1) = ?", (bytes([dormant.FORMAT_2]),))
 
 
 def _fold_dormant(conn: sqlite3.Connection, rows: dict[str, list[dict]]) -> None:

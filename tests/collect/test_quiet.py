@@ -299,61 +299,49 @@ def test_a_database_no_job_revisits_from_leaves_a_quiet_articles_later_rows_out(
     assert kept["recent"] == [(revisit,)] and kept["later"] == []
 
 
-def test_an_absence_left_out_with_its_checks_decides_gone_and_reappeared_as_the_full_database(quiet, tmp_path):
-    """An article whose absence is open, or which is recorded gone, is quiet too once no follow-up is owed: the
-    gone rule reads its streak from the projection (record/fold_absence.py), not from its checks."""
-    host, full, folder, ids, working = quiet
-    host.routes.update({news("gone"): Reply(404)})
-    for at in (LATE, LATE + timedelta(hours=6, minutes=1)):  # its 72 h and 168 h slots, then the follow-ups
-        for db, name in ((full, "warc-full"), (working, "warc-working")):
-            revisit(db, tmp_path, f"{name}-{at:%H%M}", folder, now=at)
-    gone = "SELECT kind, check_id, evidence FROM events WHERE article_id = ? ORDER BY id"
-    assert [r[0] for r in rows_of(full, gone, (ids["gone"],))] == ["gone"]
-    assert rows_of(working, gone, (ids["gone"],)) == rows_of(full, gone, (ids["gone"],))
-    last_absent = rows_of(working, "SELECT MAX(performed_at) FROM checks WHERE article_id = ? AND outcome = "
-                                   "'absent'", (ids["gone"],))[0][0]
-    export.export_new(Store(working), folder, now=LATE + timedelta(hours=7))
-    prune(working, folder, LATE + timedelta(hours=14), History.open(tmp_path / "published"))
-    checks = "SELECT COUNT(*) FROM checks WHERE article_id = ? AND id < (SELECT MAX(id) FROM checks)"
-    assert rows_of(working, checks, (ids["gone"],)) == [(0,)]  # recorded gone, its checks left out
-    # Its next slot finds it again: reappeared, over the interval from its last absent check, as in the full one.
-    host.routes.update({news("gone"): page()})
-    at = LATE - timedelta(hours=168) + timedelta(hours=720)
-    for db, name in ((full, "warc-full-3"), (working, "warc-working-3")):
-        assert revisit(db, tmp_path, name, folder, now=at)["performed"] == 3
-    assert [r[0] for r in rows_of(full, gone, (ids["gone"],))] == ["gone", "reappeared"]
-    assert rows_of(working, gone, (ids["gone"],)) == rows_of(full, gone, (ids["gone"],))
-    # (Each database's runs read their own clock: the instants agree to the second.)
-    assert [_secondless(e) for e in events(working)] == [_secondless(e) for e in events(full)]
-    assert rows_of(working, "SELECT last_unchanged_at FROM events WHERE kind = 'reappeared'") == [(last_absent,)]
-
-
 def _secondless(event: tuple) -> tuple:
     """Return an event row as timeless does, its interval's start (last_unchanged_at) and its age too."""
     return tuple(v[:19] if i == 13 and v else round(v, 3) if i == 15 and v is not None else v
                  for i, v in enumerate(timeless(event)))
 
 
-def test_an_absence_open_while_quiet_meets_the_gone_rule_from_the_projection(quiet, tmp_path):
+def test_an_absence_open_while_quiet_meets_the_gone_rule_and_reappears_from_the_projection(quiet, tmp_path):
     """Two absent checks, three follow-ups that say nothing (403: inconclusive, never retried), then the article
     is quiet with its absence open; its next slot's absent check meets the gone rule over checks it no longer
-    holds, the evidence naming each of them, as the full database does."""
+    holds, the evidence naming each of them; quiet again, recorded gone, it reappears at the slot after, from
+    its last absent check, as the full database decides both. ("same" is the article: its checks come before
+    the others' of a slot, so none of them is a table's last row, which a pruning keeps.)"""
     host, full, folder, ids, working = quiet
+    article = ids["same"]
     for at, reply in ((LATE, Reply(404)), (LATE + timedelta(hours=6, minutes=1), Reply(403))):
-        host.routes.update({news("gone"): reply})
+        host.routes.update({news("same"): reply})
         for db, name in ((full, "warc-full"), (working, "warc-working")):
             revisit(db, tmp_path, f"{name}-{at:%H%M}", folder, now=at)
     outcomes = "SELECT outcome, COUNT(*) FROM checks WHERE article_id = ? GROUP BY 1 ORDER BY 1"
-    assert rows_of(full, outcomes, (ids["gone"],)) == [("absent", 2), ("inconclusive", 3), ("present", 3)]
+    assert rows_of(full, outcomes, (article,)) == [("absent", 2), ("inconclusive", 3), ("present", 3)]
     export.export_new(Store(working), folder, now=LATE + timedelta(hours=7))
     prune(working, folder, LATE + timedelta(hours=14), History.open(tmp_path / "published"))
-    checks = "SELECT COUNT(*) FROM checks WHERE article_id = ? AND id < (SELECT MAX(id) FROM checks)"
-    assert rows_of(working, checks, (ids["gone"],)) == [(0,)]  # its absence open, its checks left out
-    host.routes.update({news("gone"): Reply(404)})
+    checks = "SELECT COUNT(*) FROM checks WHERE article_id = ?"
+    # Its absence open, its checks left out (its last follow-up is the table's last row, kept: the boundary).
+    assert rows_of(working, checks + " AND id < (SELECT MAX(id) FROM checks)", (article,)) == [(0,)]
+    host.routes.update({news("same"): Reply(404)})
     at = LATE - timedelta(hours=168) + timedelta(hours=720)
     for db, name in ((full, "warc-full-3"), (working, "warc-working-3")):
-        revisit(db, tmp_path, name, folder, now=at)
-    gone = "SELECT kind, check_id, evidence FROM events WHERE article_id = ? ORDER BY id"
-    assert [r[0] for r in rows_of(full, gone, (ids["gone"],))] == ["gone"]
-    assert rows_of(working, gone, (ids["gone"],)) == rows_of(full, gone, (ids["gone"],))
+        assert revisit(db, tmp_path, name, folder, now=at)["performed"] == 3
+    kinds = "SELECT kind, check_id, evidence FROM events WHERE article_id = ? ORDER BY id"
+    assert [r[0] for r in rows_of(full, kinds, (article,))] == ["gone"]
+    assert rows_of(working, kinds, (article,)) == rows_of(full, kinds, (article,))
+    last_absent = rows_of(working, "SELECT MAX(performed_at) FROM checks WHERE article_id = ? AND outcome = "
+                                   "'absent'", (article,))[0][0]
+    export.export_new(Store(working), folder, now=at + timedelta(hours=1))
+    prune(working, folder, at + timedelta(hours=14), History.open(tmp_path / "published"))
+    assert rows_of(working, checks, (article,)) == [(0,)]  # recorded gone, its checks left out
+    host.routes.update({news("same"): page()})
+    at = LATE - timedelta(hours=168) + timedelta(hours=2160)
+    for db, name in ((full, "warc-full-4"), (working, "warc-working-4")):
+        assert revisit(db, tmp_path, name, folder, now=at)["performed"] == 3
+    assert [r[0] for r in rows_of(full, kinds, (article,))] == ["gone", "reappeared"]
+    assert rows_of(working, kinds, (article,)) == rows_of(full, kinds, (article,))
+    # (Each database's runs read their own clock: the instants agree to the second.)
     assert [_secondless(e) for e in events(working)] == [_secondless(e) for e in events(full)]
+    assert rows_of(working, "SELECT last_unchanged_at FROM events WHERE kind = 'reappeared'") == [(last_absent,)]
