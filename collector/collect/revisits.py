@@ -45,7 +45,7 @@ from collector.clock import iso, parse_instant
 from collector.collect.context import RunContext
 from collector.errors import RecordWriteError
 from collector.net.fetcher import Response
-from collector.record import fold
+from collector.record import fold, fold_visit
 from collector.record.store import Store
 from collector.record.streams import next_id
 
@@ -161,8 +161,8 @@ def _due(store: Store, row) -> DueCheck:
             need = parse_instant(opened) + timedelta(hours=settings.GONE_MIN_SPAN_HOURS)
             if due_at >= need:
                 ready_at = max(ready_at, need)
-    return DueCheck(row["article_id"], row["outlet_id"], row["url"], row["slot"], due_at, row["follows"],
-                    row["retry_of"], row["try"], ready_at)
+    return DueCheck(row["article_id"], row["outlet_id"], fold_visit.address(row["url"]), row["slot"], due_at,
+                    row["follows"], row["retry_of"], row["try"], ready_at)
 
 
 def due_checks(store: Store, now: datetime, limit: int | None = None,

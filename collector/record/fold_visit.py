@@ -6,7 +6,8 @@ the export repeats from the article's check before as {"$same": id}. None of
 that needs the article's rows:
 
 * the articles' projection (record/fold.py, TABLE there) gains, per article,
-  `url` and `key`, its articles row's address (what it is revisited at) and
+  `url` and `key`, its articles row's address (what it is revisited at, held
+  as `held_address` writes it: see there) and
   the digest of that row's address key (record/fold_keys.py key_digest, 16
   bytes), and `keys`, the digests of the key of every address article_urls
   recorded for it, concatenated in the order they arrived (what
@@ -34,6 +35,7 @@ migration 22 a pruned database packed these in its dormant rows
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 
 from collector.parse.inflate import InflateError
@@ -44,6 +46,46 @@ from collector.record.fold_keys import FUNCTION as KEY_DIGEST, key_digest
 CHECKS = "fold_checks"
 ADD_KEY = "tw_keys_with"  # (keys, digest): keys with digest appended unless it is one of them
 URL_DIGEST = "tw_url_sha256"
+HELD_ADDRESS = "tw_held_address"
+# An address held verbatim, or with its runs of percent-escaped UTF-8 written as the characters they escape.
+_VERBATIM, _UNESCAPED = "=", "~"
+_ESCAPED_RUN = re.compile(r"(?:%[89A-F][0-9A-F])+")  # escapes of bytes 0x80-0xFF, upper-case as browsers write them
+
+
+def held_address(url: str | None) -> str | None:
+    """Return how the projection holds an address: exactly recoverable by `address` (held_address(u) is
+    '=' + u, or '~' + u with each run of upper-case percent escapes that is well-formed UTF-8 written as the
+    characters it escapes, when escaping those characters again gives u back exactly).
+
+    A Bangla address is mostly such escapes: each character's three bytes take nine characters escaped
+    and three held (bench/working_db.py's real addresses, 294 bytes on average, hold in about 130)."""
+    if url is None:
+        return None
+    if url.isascii():
+        unescaped = _ESCAPED_RUN.sub(_unescape, url)
+        if unescaped != url and _escape(unescaped) == url:
+            return _UNESCAPED + unescaped
+    return _VERBATIM + url
+
+
+def address(held: str | None) -> str | None:
+    """Return the address `held_address` held."""
+    if held is None:
+        return None
+    if held[:1] not in (_VERBATIM, _UNESCAPED):
+        raise ValueError(f"an address held as {held[:40]!r}, by no form held_address writes")
+    return held[1:] if held.startswith(_VERBATIM) else _escape(held[1:])
+
+
+def _unescape(run: re.Match) -> str:
+    try:
+        return bytes.fromhex(run.group(0).replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return run.group(0)
+
+
+def _escape(text: str) -> str:
+    return "".join(c if c.isascii() else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in text)
 _KEY = 16  # bytes of a key digest
 
 
@@ -66,13 +108,14 @@ def register(conn: sqlite3.Connection) -> None:
     """Give a connection the functions the triggers fold with (Store does, as for record/fold_keys.py)."""
     conn.create_function(ADD_KEY, 2, keys_with, deterministic=True)
     conn.create_function(URL_DIGEST, 1, url_digest, deterministic=True)
+    conn.create_function(HELD_ADDRESS, 1, held_address, deterministic=True)
 
 
 _ON_URL = "ON CONFLICT (article_id) DO UPDATE SET url = excluded.url, key = excluded.key"
 _ON_KEY = f"ON CONFLICT (article_id) DO UPDATE SET keys = {ADD_KEY}({ARTICLES}.keys, excluded.keys)"
 
 CREATE = f"""
-ALTER TABLE {ARTICLES} ADD COLUMN url TEXT;   -- the articles row's address: what a revisit fetches
+ALTER TABLE {ARTICLES} ADD COLUMN url TEXT;   -- the articles row's address, as held_address holds it
 ALTER TABLE {ARTICLES} ADD COLUMN key BLOB;   -- the 16-byte digest of that row's address key
 ALTER TABLE {ARTICLES} ADD COLUMN keys BLOB;  -- 16-byte digests of its article_urls rows' address keys
 CREATE TABLE {CHECKS} (
@@ -83,7 +126,8 @@ CREATE TABLE {CHECKS} (
 ) WITHOUT ROWID;
 CREATE TRIGGER {ARTICLES}_address AFTER INSERT ON articles
 BEGIN
-    INSERT INTO {ARTICLES} (article_id, url, key) VALUES (NEW.id, NEW.url, {KEY_DIGEST}(NEW.url_key)) {_ON_URL};
+    INSERT INTO {ARTICLES} (article_id, url, key) VALUES (NEW.id, {HELD_ADDRESS}(NEW.url), {KEY_DIGEST}(NEW.url_key))
+    {_ON_URL};
 END;
 CREATE TRIGGER {ARTICLES}_key AFTER INSERT ON article_urls
 BEGIN
@@ -98,8 +142,8 @@ END;
 
 # Every row the database holds, folded in as the triggers would (over what the tables hold), in SQL.
 _FOLD_ROWS = (
-    f"INSERT INTO {ARTICLES} (article_id, url, key) SELECT id, url, {KEY_DIGEST}(url_key) FROM articles "
-    f"WHERE true {_ON_URL}",
+    f"INSERT INTO {ARTICLES} (article_id, url, key) SELECT id, {HELD_ADDRESS}(url), {KEY_DIGEST}(url_key) "
+    f"FROM articles WHERE true {_ON_URL}",
     f"INSERT INTO {ARTICLES} (article_id, keys) SELECT article_id, {KEY_DIGEST}(url_key) FROM article_urls "
     f"WHERE true ORDER BY id {_ON_KEY}",
     f"INSERT INTO {CHECKS} (article_id, check_id, url_sha256) SELECT article_id, id, {URL_DIGEST}(url) FROM checks "
@@ -124,7 +168,7 @@ def refold(conn: sqlite3.Connection) -> None:
 def url_of(conn: sqlite3.Connection, article_id: int) -> str | None:
     """Return the address an article is revisited at, or None when no articles row was folded in."""
     row = conn.execute(f"SELECT url FROM {ARTICLES} WHERE article_id = ?", (article_id,)).fetchone()
-    return row[0] if row else None
+    return address(row[0]) if row else None
 
 
 def addresses(conn: sqlite3.Connection, article_id: int) -> frozenset[bytes]:
@@ -169,7 +213,7 @@ def repeated_url(conn: sqlite3.Connection, article_id: int, check_id: int) -> st
 def projection(conn: sqlite3.Connection) -> tuple[dict, dict]:
     """Return ({article_id: (url, its row's key digest, frozenset of its addresses' key digests)} of the articles
     with any, {check_id: (article_id, address digest)})."""
-    articles = {r[0]: (r[1], None if r[2] is None else bytes(r[2]), _split(r[3])) for r in conn.execute(
+    articles = {r[0]: (address(r[1]), None if r[2] is None else bytes(r[2]), _split(r[3])) for r in conn.execute(
         f"SELECT article_id, url, key, keys FROM {ARTICLES} WHERE url IS NOT NULL OR keys IS NOT NULL")}
     checks = {r[1]: (r[0], bytes(r[2])) for r in conn.execute(f"SELECT article_id, check_id, url_sha256 FROM {CHECKS}")}
     return articles, checks
@@ -221,7 +265,7 @@ def _fold_dormant(conn: sqlite3.Connection, rows: dict[str, list[dict]]) -> None
     """Fold in what one dormant row packed: its article's address and key, its addresses' keys, its checks."""
     for article in rows["articles"]:
         conn.execute(f"INSERT INTO {ARTICLES} (article_id, url, key) VALUES (?, ?, ?) {_ON_URL}",
-                     (article["id"], article["url"], key_digest(article["url_key"])))
+                     (article["id"], held_address(article["url"]), key_digest(article["url_key"])))
     for address in sorted(rows["article_urls"], key=lambda r: r["id"]):
         conn.execute(f"INSERT INTO {ARTICLES} (article_id, keys) VALUES (?, ?) {_ON_KEY}",
                      (address["article_id"], key_digest(address["url_key"])))

@@ -24,6 +24,7 @@ from collector.record.fold_keys import key_digest
 from collector.record.store import Store, trigger_problems
 from collector.record.tables import record_tables
 from collector.net.fetcher import Response
+from collector.parse.listings import parse_listing
 from tests.record.migrating import refused_unchanged
 from tests.record.test_fold import START, in_two_orders, insert, restored_after
 from tests.record.test_fold_keys import addresses
@@ -246,3 +247,27 @@ def test_a_followers_stream_database_keeps_its_dormant_rows_through_the_migratio
     for article_id, rows in before.items():
         assert fold_visit.url_of(part.conn, article_id) == rows["articles"][0]["url"]
     part.close()
+
+
+FEEDS = Path(__file__).resolve().parents[1] / "data" / "feeds"
+TRICKY = ["", "=", "~", "~%E0%A6%AC", "=https://a.test/", "https://a.test/%e0%a6%ac",  # lower-case escapes
+          "https://a.test/%E0%A6", "https://a.test/%E0%A6%AC%E0", "https://a.test/%C0%AF",  # cut, overlong
+          "https://a.test/%ED%A0%80",  # a surrogate's bytes
+          "https://a.test/%E0%A6%AC%e0%a6%be", "https://a.test/%E0%A6%ACx%E0%A6%BE%", "https://a.test/%%E0%A6%AC",
+          "https://a.test/বাংলা", "https://a.test/বাং%E0%A6%AC", "https://a.test/%20%E0%A6%AC%2F?q=%E0%A6%AC#%E0%A6%AC",
+          "https://a.test/%F0%9F%98%80", "https://a.test/\u200c%E0%A6%AC", "%E0%A6%AC%E0%A6%BE"]
+
+
+def test_an_address_is_held_exactly_and_a_bangla_one_in_a_third_of_its_escapes():
+    real = [e.url for path in sorted(FEEDS.glob("*.xml"))
+            for e in parse_listing(path.read_bytes(), "https://feeds.test/feed").entries if e.url]
+    assert len(real) > 100 and any("%E0%A6" in u for u in real)
+    for url in real + TRICKY:
+        held = fold_visit.held_address(url)
+        assert held[:1] in ("=", "~") and fold_visit.address(held) == url, url
+    assert fold_visit.held_address("https://a.test/%E0%A6%AC%E0%A6%BE") == "~https://a.test/বা"
+    assert fold_visit.held_address("https://a.test/%e0%a6%ac")[0] == "="  # lower-case: held verbatim
+    escaped = [u for u in real if "%E0%A6" in u]
+    assert sum(len(fold_visit.held_address(u).encode("utf-8")) for u in escaped) < 0.6 * sum(len(u) for u in escaped)
+    with pytest.raises(ValueError, match="no form held_address writes"):
+        fold_visit.address("https://a.test/")
