@@ -371,7 +371,7 @@ def _dormant(conn, held: list[int]) -> None:
         copied = {r[0] for r in conn.execute(f"SELECT article_id FROM main.{dormant.TABLE}")}
         held = [a for a in held if a not in copied]
         conn.execute("DROP TABLE temp.dormant_held")
-    dormant.make(conn, held, with_snapshot=True)  # a follower's stream database: the merge needs it
+    dormant.make(conn, held)  # a follower's stream database: the merge needs it
 
 
 def _identities(conn) -> None:

@@ -123,16 +123,16 @@ def _insert(conn, table: str, row: dict) -> None:
 
 # -- made by `export prune` -----------------------------------------------------------
 
-def make(conn, article_ids: list[int], chunk: int = 5000, with_snapshot: bool = False) -> int:
+def make(conn, article_ids: list[int], chunk: int = 5000) -> int:
     """Write main.TABLE's rows of these articles from src (attached): their rows there, and any row src held.
 
-    An article's rows are the newest of what src holds of it (a resumed file
-    woke it and continued it) and what its src row packed (what src left out).
-    Its schedule, address and keys and its latest snapshot's facts are also in
-    the projections (record/fold.py, fold_visit.py, fold_latest.py), in every
-    database. With `with_snapshot` (what every caller now asks: a stream's
-    database a follower keeps) its latest snapshot's row too (format 1, no
-    text digests). Returns how many rows were written.
+    An article's rows (its article, addresses, latest check and latest
+    snapshot: format 1, no text digests) are the newest of what src holds of
+    it (a resumed file woke it and continued it) and what its src row packed
+    (what src left out). Only a stream's database a follower keeps packs them;
+    what a revisit reads of them is in the projections (record/fold.py,
+    fold_visit.py, fold_latest.py, fold_absence.py) in every database.
+    Returns how many rows were written.
     """
     written = 0
     has_old = exists(conn, "src")
@@ -145,7 +145,7 @@ def make(conn, article_ids: list[int], chunk: int = 5000, with_snapshot: bool = 
         if has_old:
             old = {r[0]: unpack(r[1]) for r in conn.execute(
                 f"SELECT d.article_id, d.rows FROM src.{TABLE} d JOIN temp.dormant_ids k ON k.id = d.article_id")}
-        tables = PACKED_V1 if with_snapshot else PACKED
+        tables = PACKED_V1
         found: dict[str, dict[int, list[dict]]] = {t: defaultdict(list) for t in tables}
         queries = {
             "articles": "SELECT a.* FROM src.articles a JOIN temp.dormant_ids k ON k.id = a.id",
@@ -166,7 +166,7 @@ def make(conn, article_ids: list[int], chunk: int = 5000, with_snapshot: bool = 
         for article_id in ids:
             packed = old.get(article_id, {t: [] for t in PACKED_V1})
             rows = {t: _newest(t, packed[t], found[t].get(article_id, [])) for t in tables}
-            if not rows["articles"] or (with_snapshot and not rows["snapshot_rows"]):
+            if not rows["articles"] or not rows["snapshot_rows"]:
                 raise ValueError(f"article {article_id} cannot be made dormant: its identity or its latest "
                                  "snapshot is neither in the database nor in its dormant row")
             batch.append((article_id, pack(rows)))
